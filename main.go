@@ -1,0 +1,38 @@
+// Command h3studio is H3 Studio: a desktop app that generates MiniMax-H3
+// video with a synchronized stereo soundtrack on the user's own Mac.
+//
+// Started without arguments it opens the studio window; with a subcommand
+// (render, plan, info, probe, tiny-model, convert, bench, ...) it runs the
+// same application core headless. See `h3studio help`.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"h3studio/app"
+	"h3studio/ui"
+)
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "gui" {
+		os.Exit(runGUI(os.Args[min(len(os.Args), 2):]))
+	}
+	os.Exit(app.Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runGUI opens the studio window. `h3studio gui --quit-after 3s` opens it
+// and closes it again, which is how CI checks the window under Xvfb.
+func runGUI(args []string) int {
+	fs := flag.NewFlagSet("h3studio gui", flag.ContinueOnError)
+	quitAfter := fs.Duration("quit-after", 0, "close the window after this long (smoke tests)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := ui.Run(ui.Options{QuitAfter: *quitAfter}); err != nil {
+		fmt.Fprintln(os.Stderr, "h3studio:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks to build and test H3 Studio: on
+# Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS for
+# the bench reference); on macOS it says what to install. Quiet when
+# everything is present.
+set -euo pipefail
+
+case "$(uname -s)" in
+Darwin)
+	missing=()
+	xcode-select -p >/dev/null 2>&1 || missing+=("Xcode command line tools (xcode-select --install)")
+	command -v ffmpeg >/dev/null 2>&1 || missing+=("ffmpeg (brew install ffmpeg)")
+	command -v go >/dev/null 2>&1 || missing+=("Go 1.26 (https://go.dev/dl/)")
+	if ((${#missing[@]})); then
+		printf 'H3 Studio needs: %s\n' "${missing[@]}" >&2
+		exit 1
+	fi
+	;;
+Linux)
+	pkgs=(gcc g++ pkg-config libgl1-mesa-dev xorg-dev ffmpeg xvfb xauth libopenblas-dev)
+	need=()
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+	done
+	if ((${#need[@]})); then
+		if ! command -v apt-get >/dev/null 2>&1; then
+			echo "H3 Studio needs these packages (or your distribution's equivalents): ${need[*]}" >&2
+			exit 1
+		fi
+		sudo=""
+		[ "$(id -u)" = 0 ] || sudo="sudo"
+		echo "installing: ${need[*]}"
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	fi
+	;;
+esac
