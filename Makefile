@@ -40,7 +40,7 @@ test-long: deps
 	$(GO) test -tags long -timeout 60m ./...
 
 bench: deps
-	$(GO) run ./tools/bench
+	@for d in tools/bench/*/; do $(GO) run ./$$d || exit 1; done
 
 vet: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
