@@ -1,0 +1,181 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Alignment chooses where a written file's data section starts.
+type Alignment int
+
+const (
+	// Align16 pads the header so the data section starts at 0 mod 16,
+	// which lets a backend map tensors zero-copy.
+	Align16 Alignment = iota
+	// Align8Mod16 reproduces the official MiniMax-H3 shards, whose data
+	// sections start at 8 mod 16 (the reference writer pads the JSON to a
+	// multiple of 8 and the length prefix adds 8).
+	Align8Mod16
+)
+
+// Writer collects tensors and writes them as one safetensors file.
+type Writer struct {
+	Metadata map[string]string
+	Align    Alignment
+	names    map[string]bool
+	entries  []entry
+}
+
+type entry struct {
+	info TensorInfo
+	data []byte
+}
+
+// Add appends a tensor; data must be len(shape product)*dtype size bytes.
+func (w *Writer) Add(name string, dt DType, shape []int64, data []byte) error {
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	if name == "__metadata__" || name == "" || w.names[name] {
+		return fmt.Errorf("safetensors: cannot add tensor %q: empty, reserved or duplicate name", name)
+	}
+	ti := TensorInfo{Name: name, DType: dt, Shape: append([]int64(nil), shape...)}
+	if !dt.Valid() || ti.Elements()*dt.Size() != int64(len(data)) {
+		return fmt.Errorf("safetensors: tensor %s: %d bytes do not fit shape %v of %s", name, len(data), shape, dt)
+	}
+	w.names[name] = true
+	w.entries = append(w.entries, entry{ti, data})
+	return nil
+}
+
+// AddFloat32 encodes v as dt (F32, BF16 or F16) and adds it.
+func (w *Writer) AddFloat32(name string, dt DType, shape []int64, v []float32) error {
+	b, err := FromFloat32(dt, v)
+	if err != nil {
+		return err
+	}
+	return w.Add(name, dt, shape, b)
+}
+
+// Header returns the encoded header (length prefix included) that
+// WriteFile would write; tensors are laid out in name order.
+func (w *Writer) Header() ([]byte, error) {
+	sort.Slice(w.entries, func(i, j int) bool { return w.entries[i].info.Name < w.entries[j].info.Name })
+	var js bytes.Buffer
+	js.WriteByte('{')
+	if len(w.Metadata) > 0 {
+		m, err := json.Marshal(w.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		js.WriteString(`"__metadata__":`)
+		js.Write(m)
+	}
+	var off int64
+	for i, e := range w.entries {
+		if i > 0 || len(w.Metadata) > 0 {
+			js.WriteByte(',')
+		}
+		k, _ := json.Marshal(e.info.Name)
+		shape := e.info.Shape
+		if shape == nil {
+			shape = []int64{}
+		}
+		v, err := json.Marshal(map[string]any{"dtype": e.info.DType, "shape": shape, "data_offsets": []int64{off, off + int64(len(e.data))}})
+		if err != nil {
+			return nil, err
+		}
+		js.Write(k)
+		js.WriteByte(':')
+		js.Write(v)
+		off += int64(len(e.data))
+	}
+	js.WriteByte('}')
+	want := int64(8) // JSON length mod 16 for a data section at 0 mod 16
+	if w.Align == Align8Mod16 {
+		want = 0
+	}
+	for int64(js.Len())%16 != want {
+		js.WriteByte(' ')
+	}
+	out := make([]byte, 8, 8+js.Len())
+	binary.LittleEndian.PutUint64(out, uint64(js.Len()))
+	return append(out, js.Bytes()...), nil
+}
+
+// WriteFile writes the file atomically: a temporary file in the same
+// folder, synced, then renamed over path.
+func (w *Writer) WriteFile(path string) error {
+	hdr, err := w.Header()
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, func(f *os.File) error {
+		if _, err := f.Write(hdr); err != nil {
+			return err
+		}
+		for _, e := range w.entries {
+			if _, err := f.Write(e.data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeAtomic runs fill on a temporary file next to path and renames it
+// into place only when everything succeeded.
+func writeAtomic(path string, fill func(*os.File) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// WriteIndex writes model.safetensors.index.json for shards already
+// written in dir (total_size is the sum of the data sections).
+func WriteIndex(dir string, shards []string) error {
+	idx := Index{Metadata: map[string]any{}, WeightMap: map[string]string{}}
+	var total int64
+	for _, name := range shards {
+		f, err := Open(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		for _, t := range f.Tensors {
+			idx.WeightMap[t.Name] = name
+		}
+		total += f.DataSize
+		f.Close()
+	}
+	idx.Metadata["total_size"] = total
+	js, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, IndexName), func(f *os.File) error {
+		_, err := f.Write(append(js, '\n'))
+		return err
+	})
+}
