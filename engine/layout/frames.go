@@ -1,0 +1,117 @@
+package layout
+
+import "math"
+
+const (
+	// FPS is H3's video frame rate.
+	FPS = 24
+	// AudioLatentRate is audio latents per second: 32 kHz with hop 800.
+	AudioLatentRate = 40
+	// AudioSampleRate and AudioHop define the audio VAE's time grid.
+	AudioSampleRate = 32000
+	AudioHop        = 800
+	// MinFrames and MaxFrames bound aligned output lengths (h3.c's range;
+	// the release serves 96..360 requested frames).
+	MinFrames = 22
+	MaxFrames = 362
+	// frameCycle is the video VAE's temporal chunk: 17 frames -> 5 latents.
+	frameCycle = 17
+	// MaxAudioSeconds caps each audio reference and their total.
+	MaxAudioSeconds = 15.0
+	// MinAudioSeconds is the shortest usable audio reference.
+	MinAudioSeconds = 2.0
+	// qwenSampleStride is 2 fps at 24 fps: every 12th frame goes to Qwen.
+	qwenSampleStride = 12
+)
+
+// frameSpan is the number of pixel frames each latent frame advances, by
+// its index mod 5: the first latent of every 17-frame chunk covers one frame.
+var frameSpan = [5]int{1, 4, 4, 4, 4}
+
+// frameUnit is one pixel frame in RoPE time units (one audio latent, 1/40 s).
+const frameUnit = float64(AudioLatentRate) / FPS // 5/3
+
+// AlignFrames rounds a requested frame count up to the next 17n+5.
+func AlignFrames(requested int) int {
+	v := max(requested, 5)
+	if r := (v - 5) % frameCycle; r != 0 {
+		v += frameCycle - r
+	}
+	return v
+}
+
+// FramesForSeconds converts a duration to frames at 24 fps, rounded up, then
+// aligned: 10 s -> 243 frames.
+func FramesForSeconds(s float64) int {
+	return AlignFrames(int(math.Ceil(s*FPS - 1e-9)))
+}
+
+// LatentFrames is the target video's latent length for aligned frames F:
+// 5n+2 for F = 17n+5.
+func LatentFrames(frames int) int {
+	if frames <= 5 {
+		return 2
+	}
+	return (frames-5)/frameCycle*5 + 2
+}
+
+// AudioLatents is the target audio latent length, round(F*40/24).
+func AudioLatents(frames int) int {
+	return int(math.Round(float64(frames) * AudioLatentRate / FPS))
+}
+
+// AudioLatentsForSamples is a reference clip's latent length: the encoder
+// right-pads to a whole hop.
+func AudioLatentsForSamples(samples int) int {
+	return (samples + AudioHop - 1) / AudioHop
+}
+
+// AudioSamples is the sample count of a duration at 32 kHz.
+func AudioSamples(seconds float64) int {
+	return int(math.Round(seconds * AudioSampleRate))
+}
+
+// VideoConvention selects how a reference clip's latent length is counted.
+type VideoConvention int
+
+const (
+	// ConventionOfficial encodes independent 17-frame clips and drops the
+	// last 3 tokens: 5*ceil(F'/17) - 3 latents.
+	ConventionOfficial VideoConvention = iota
+	// ConventionH3C is one continuous causal encode: ceil(F'/4) latents.
+	ConventionH3C
+)
+
+// RefVideoLatentFrames is the latent length of a reference clip of F'
+// decoded frames: 107 frames give 32 (official) or 27 (h3.c).
+func RefVideoLatentFrames(frames int, c VideoConvention) int {
+	if frames <= 0 {
+		return 0
+	}
+	if c == ConventionH3C {
+		return (frames + 3) / 4
+	}
+	return max(1, 5*((frames+frameCycle-1)/frameCycle)-3)
+}
+
+// SpanSum is the RoPE time covered by n latent frames, in audio-latent units.
+func SpanSum(latentFrames int) float64 {
+	s := 0
+	for k := 0; k < latentFrames; k++ {
+		s += frameSpan[k%5]
+	}
+	return float64(s) * frameUnit
+}
+
+// QwenSamples lists the frame indices (at 24 fps) shown to Qwen for a clip
+// of F' decoded frames: 2 fps, padded to an even count by repeating the last.
+func QwenSamples(frames int) []int {
+	var s []int
+	for f := 0; f < frames; f += qwenSampleStride {
+		s = append(s, f)
+	}
+	if len(s)%2 == 1 {
+		s = append(s, s[len(s)-1])
+	}
+	return s
+}
