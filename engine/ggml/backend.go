@@ -1,0 +1,181 @@
+package ggml
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// ErrNoCgo is returned (or panicked with) when the package was built
+// without cgo and a call needs ggml.
+var ErrNoCgo = errors.New("ggml: built without cgo; rebuild with CGO_ENABLED=1 and a C compiler")
+
+// ErrNoDevice is returned by NewBackend when DeviceGPU is requested and no
+// GPU device is registered (any machine other than a Mac with Metal).
+var ErrNoDevice = errors.New("ggml: no GPU device registered (Metal needs macOS on Apple silicon)")
+
+// Device selects where graphs run.
+type Device int
+
+const (
+	// DeviceAuto uses the GPU (Metal) when one is registered, else the CPU.
+	DeviceAuto Device = iota
+	// DeviceCPU runs everything on ggml's CPU backend.
+	DeviceCPU
+	// DeviceGPU requires a GPU; ops it does not support fall back to the CPU.
+	DeviceGPU
+)
+
+// BackendOptions configures NewBackend. The zero value picks the GPU when
+// present and uses one CPU thread per logical CPU.
+type BackendOptions struct {
+	Device  Device
+	Threads int // CPU threads for ops run on the CPU; 0 means runtime.NumCPU()
+}
+
+// Caps describes the primary device of a Backend.
+type Caps struct {
+	Name        string // ggml device name, e.g. "CPU", "Metal"
+	Description string // e.g. the CPU model or "Apple M3 Max"
+	GPU         bool   // graphs run on a GPU, with CPU fallback per op
+	Unified     bool   // the GPU shares host memory (Apple silicon)
+	MemoryFree  uint64 // bytes the device reports free
+	MemoryTotal uint64 // bytes the device reports in total
+	ZeroCopy    bool   // weights can be placed over host memory without a copy
+}
+
+// Backend is a set of ggml backends (GPU if any, plus the CPU) driven by one
+// ggml scheduler. It runs one graph at a time; Compute calls from several
+// goroutines are serialised.
+type Backend struct {
+	mu        sync.Mutex
+	cpu, gpu  unsafe.Pointer // ggml_backend_t; gpu may be nil
+	cpuDev    unsafe.Pointer
+	gpuDev    unsafe.Pointer
+	sched     unsafe.Pointer
+	schedSize int
+	gen       uint64 // bumped by every Compute; results of older graphs are stale
+	caps      Caps
+	splits    int
+}
+
+// NewBackend opens the CPU backend and, unless DeviceCPU is asked for, the
+// first GPU device.
+func NewBackend(o BackendOptions) (*Backend, error) {
+	if !haveCgo {
+		return nil, ErrNoCgo
+	}
+	b := &Backend{cpuDev: cDevByType(devCPU)}
+	if b.cpuDev == nil {
+		return nil, errors.New("ggml: no CPU device registered")
+	}
+	if o.Device != DeviceCPU {
+		b.gpuDev = cDevByType(devGPU)
+		if b.gpuDev == nil {
+			b.gpuDev = cDevByType(devIGPU)
+		}
+		if b.gpuDev == nil && o.Device == DeviceGPU {
+			return nil, ErrNoDevice
+		}
+	}
+	if b.cpu = cDevInit(b.cpuDev); b.cpu == nil {
+		return nil, errors.New("ggml: cannot initialise the CPU backend")
+	}
+	main := b.cpuDev
+	if b.gpuDev != nil {
+		if b.gpu = cDevInit(b.gpuDev); b.gpu == nil {
+			cBackendFree(b.cpu)
+			return nil, fmt.Errorf("ggml: cannot initialise GPU device %s", cDevProps(b.gpuDev).name)
+		}
+		main = b.gpuDev
+	}
+	p := cDevProps(main)
+	b.caps = Caps{
+		Name: p.name, Description: p.description, GPU: b.gpu != nil,
+		Unified:    b.gpu != nil && (p.integrated || p.typ == devIGPU || runtime.GOOS == "darwin"),
+		MemoryFree: p.memFree, MemoryTotal: p.memTotal, ZeroCopy: p.bufferFromHostPtr,
+	}
+	n := o.Threads
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	cSetThreads(b.cpu, n)
+	return b, nil
+}
+
+// Close releases the scheduler and backends. Graphs and weight sets made
+// from b must not be used afterwards.
+func (b *Backend) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sched != nil {
+		cSchedFree(b.sched)
+		b.sched = nil
+	}
+	if b.gpu != nil {
+		cBackendFree(b.gpu)
+		b.gpu = nil
+	}
+	if b.cpu != nil {
+		cBackendFree(b.cpu)
+		b.cpu = nil
+	}
+}
+
+// Caps returns the primary device's description and memory.
+func (b *Backend) Caps() Caps { return b.caps }
+
+// SetThreads sets the CPU thread count (n <= 0 means runtime.NumCPU()).
+func (b *Backend) SetThreads(n int) {
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cSetThreads(b.cpu, n)
+}
+
+// KVType is the K/V dtype attention should use on this backend. The CPU
+// flash-attention kernel accumulates in fp16 when V is f16 (error grows with
+// the KV length), so the CPU gets bf16; Metal accumulates f16 K/V in float
+// but bf16 K/V in half, so the GPU gets f16.
+func (b *Backend) KVType() DType {
+	if b.gpu != nil {
+		return F16
+	}
+	return BF16
+}
+
+// Splits is the number of backend splits of the last computed graph: 1 means
+// it ran on one device with no CPU fallback.
+func (b *Backend) Splits() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.splits
+}
+
+// ensureSched makes sure the scheduler can hold a graph of n nodes.
+func (b *Backend) ensureSched(n int) {
+	if b.sched != nil && b.schedSize >= n {
+		return
+	}
+	if b.sched != nil {
+		cSchedFree(b.sched)
+	}
+	bs := []unsafe.Pointer{b.cpu}
+	if b.gpu != nil {
+		bs = []unsafe.Pointer{b.gpu, b.cpu} // the CPU must be last: it takes inputs and fallbacks
+	}
+	b.sched = cSchedNew(bs, n)
+	b.schedSize = n
+}
+
+// primary returns the backend and device weights are placed on.
+func (b *Backend) primary() (be, dev unsafe.Pointer) {
+	if b.gpu != nil {
+		return b.gpu, b.gpuDev
+	}
+	return b.cpu, b.cpuDev
+}

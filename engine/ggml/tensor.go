@@ -1,0 +1,208 @@
+package ggml
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Tensor is a node or leaf of a graph, or a weight of a WeightSet. Its
+// shape is in ggml order (shape[0] = ne0 is contiguous); see the package doc.
+type Tensor struct {
+	h  unsafe.Pointer // struct ggml_tensor *
+	g  *Graph         // owning graph; nil for weights
+	ws *WeightSet     // owning weight set; nil for graph tensors
+	dt DType
+	ne [4]int64
+	nb [4]int64
+}
+
+func panicf(format string, args ...any) { panic(fmt.Sprintf("ggml: "+format, args...)) }
+
+func wrapTensor(h unsafe.Pointer, g *Graph, ws *WeightSet) *Tensor {
+	if h == nil {
+		panicf("internal: ggml returned no tensor (context full?)")
+	}
+	t := &Tensor{h: h, g: g, ws: ws}
+	t.dt, t.ne, t.nb = cInfo(h)
+	return t
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dt }
+
+// Shape returns ne0..neN-1 with trailing 1s dropped (at least one axis).
+func (t *Tensor) Shape() []int {
+	n := 4
+	for n > 1 && t.ne[n-1] == 1 {
+		n--
+	}
+	s := make([]int, n)
+	for i := range s {
+		s[i] = int(t.ne[i])
+	}
+	return s
+}
+
+// Ne returns the size of axis i (0..3); axes beyond the shape are 1.
+func (t *Tensor) Ne(i int) int { return int(t.ne[i]) }
+
+// Nb returns the byte stride of axis i (0..3).
+func (t *Tensor) Nb(i int) int { return int(t.nb[i]) }
+
+// Elements returns the number of elements.
+func (t *Tensor) Elements() int { return int(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]) }
+
+// NBytes returns the tensor's data size in bytes (for views: the span it covers).
+func (t *Tensor) NBytes() int { return cNBytes(t.h) }
+
+// Contiguous reports whether the tensor's elements are densely packed in
+// ggml order (no view strides or permutation).
+func (t *Tensor) Contiguous() bool { return cIsContiguous(t.h) }
+
+// Name returns the tensor's name ("" if unnamed).
+func (t *Tensor) Name() string { return cName(t.h) }
+
+// SetName names the tensor (fmt.Sprintf(format, args...)) for parity taps
+// and audit messages, and returns t. ggml keeps at most 63 bytes.
+func (t *Tensor) SetName(format string, args ...any) *Tensor {
+	name := format
+	if len(args) > 0 {
+		name = fmt.Sprintf(format, args...)
+	}
+	if len(name) > 63 {
+		panicf("tensor name %q is longer than 63 bytes", name)
+	}
+	cSetName(t.h, name)
+	return t
+}
+
+// String describes the tensor as `"name" [ne0 ne1 ...] dtype`.
+func (t *Tensor) String() string {
+	if t == nil {
+		return "<nil tensor>"
+	}
+	return fmt.Sprintf("%q %v %s", t.Name(), t.Shape(), t.dt)
+}
+
+// SetF32 sets the tensor's contents from float32 values in ggml order,
+// converting to the tensor's dtype (f16/bf16 rounding, or q8_0/q4_K
+// quantization per row). Graph inputs are staged until Compute; weights are
+// uploaded at once.
+func (t *Tensor) SetF32(data []float32) {
+	if len(data) != t.Elements() {
+		panicf("SetF32 %s: got %d values, want %d", t, len(data), t.Elements())
+	}
+	var raw []byte
+	switch t.dt {
+	case F32:
+		raw = f32Bytes(data)
+	case F16:
+		raw = u16Bytes(F32ToF16(data))
+	case BF16:
+		raw = u16Bytes(F32ToBF16(data))
+	case Q8_0, Q4_K:
+		raw = Quantize(t.dt, data, int(t.ne[0]))
+	default:
+		panicf("SetF32 %s: use SetI32 for %s tensors", t, t.dt)
+	}
+	t.SetRaw(raw)
+}
+
+// SetI32 sets an i32 tensor (positions, row indices).
+func (t *Tensor) SetI32(data []int32) {
+	if t.dt != I32 {
+		panicf("SetI32 %s: tensor is %s", t, t.dt)
+	}
+	if len(data) != t.Elements() {
+		panicf("SetI32 %s: got %d values, want %d", t, len(data), t.Elements())
+	}
+	raw := make([]byte, 4*len(data))
+	for i, v := range data {
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+	}
+	t.SetRaw(raw)
+}
+
+// SetRaw sets the tensor's bytes in ggml's storage format for its dtype.
+func (t *Tensor) SetRaw(data []byte) {
+	if !t.Contiguous() {
+		panicf("set %s: tensor is a non-contiguous view", t)
+	}
+	if len(data) != t.NBytes() {
+		panicf("set %s: got %d bytes, want %d", t, len(data), t.NBytes())
+	}
+	switch {
+	case t.ws != nil:
+		t.ws.upload(t, data)
+	case t.g != nil:
+		t.g.stage(t, data)
+	}
+}
+
+// F32 returns the computed contents as float32 in ggml order (f16, bf16,
+// q8_0 and q4_K are converted). It panics if the tensor is not readable:
+// not marked with Graph.Output, or overwritten by a later Compute.
+func (t *Tensor) F32() []float32 {
+	raw := t.Raw()
+	switch t.dt {
+	case F32:
+		return bytesF32(raw)
+	case I32:
+		out := make([]float32, len(raw)/4)
+		for i := range out {
+			out[i] = float32(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+		return out
+	default:
+		return Dequantize(t.dt, raw, t.Elements())
+	}
+}
+
+// Raw returns the computed contents as bytes in the tensor's storage format.
+func (t *Tensor) Raw() []byte {
+	if t.g != nil {
+		t.g.checkReadable(t)
+	} else if t.ws != nil {
+		t.ws.checkReadable(t)
+	}
+	if !t.Contiguous() {
+		panicf("read %s: tensor is a non-contiguous view; read a Cont of it", t)
+	}
+	out := make([]byte, t.NBytes())
+	cTensorGet(t.h, out, 0)
+	return out
+}
+
+func f32Bytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+	}
+	return out
+}
+
+func bytesF32(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func u16Bytes(v []uint16) []byte {
+	out := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(out[2*i:], x)
+	}
+	return out
+}
+
+func bytesU16(b []byte) []uint16 {
+	out := make([]uint16, len(b)/2)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
+}
