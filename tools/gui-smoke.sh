@@ -7,5 +7,5 @@ set -euo pipefail
 command -v xvfb-run >/dev/null 2>&1 || { echo "gui-smoke: xvfb-run missing (make deps installs it)" >&2; exit 1; }
 bin=$(mktemp -d)/h3studio
 go build -o "$bin" .
-xvfb-run -a -s "-screen 0 1280x800x24" "$bin" gui --quit-after 3s
+LANG=en_US.UTF-8 xvfb-run -a -s "-screen 0 1280x800x24" "$bin" gui --quit-after 3s
 echo "gui-smoke: window opened and closed cleanly"

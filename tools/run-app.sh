@@ -7,4 +7,4 @@ if [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY
 	echo "no display found; render headless instead: $bin render -p \"a red fox running through snow\" --seconds 1 -o fox.mp4"
 	exit 0
 fi
-exec "$bin"
+LANG=${LANG:-en_US.UTF-8} exec "$bin"

@@ -17,11 +17,14 @@ Darwin)
 	fi
 	;;
 Linux)
-	pkgs=(gcc g++ pkg-config libgl1-mesa-dev xorg-dev ffmpeg xvfb xauth libopenblas-dev)
+	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev ffmpeg xvfb xauth libopenblas-dev)
 	need=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 	done
+	# Node (the tokenizer tests compare against a JS reference) may come from
+	# nodesource rather than Debian, so look for the commands, not packages.
+	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 	if ((${#need[@]})); then
 		if ! command -v apt-get >/dev/null 2>&1; then
 			echo "H3 Studio needs these packages (or your distribution's equivalents): ${need[*]}" >&2
