@@ -169,6 +169,8 @@ func cUnary(ctx unsafe.Pointer, op unaryOp, a unsafe.Pointer) unsafe.Pointer {
 		r = C.ggml_mean(c, x)
 	case uSumRows:
 		r = C.ggml_sum_rows(c, x)
+	case uLog:
+		r = C.ggml_log(c, x)
 	default:
 		panic("ggml: internal: unknown unary op")
 	}
@@ -276,4 +278,12 @@ func cReshape(ctx, a unsafe.Pointer, ne [4]int64) unsafe.Pointer {
 
 func cCast(ctx, a unsafe.Pointer, dt DType) unsafe.Pointer {
 	return up(C.ggml_cast(cctx(ctx), ct(a), C.uint(dt)))
+}
+
+func cClamp(ctx, a unsafe.Pointer, lo, hi float32) unsafe.Pointer {
+	return up(C.ggml_clamp(cctx(ctx), ct(a), C.float(lo), C.float(hi)))
+}
+
+func cRepeat(ctx, a unsafe.Pointer, ne [4]int64) unsafe.Pointer {
+	return up(C.ggml_repeat_4d(cctx(ctx), ct(a), C.int64_t(ne[0]), C.int64_t(ne[1]), C.int64_t(ne[2]), C.int64_t(ne[3])))
 }

@@ -157,6 +157,14 @@ func cCast(ctx, a unsafe.Pointer, dt DType) unsafe.Pointer {
 	panic(ErrNoCgo)
 }
 
+func cClamp(ctx, a unsafe.Pointer, lo, hi float32) unsafe.Pointer {
+	panic(ErrNoCgo)
+}
+
+func cRepeat(ctx, a unsafe.Pointer, ne [4]int64) unsafe.Pointer {
+	panic(ErrNoCgo)
+}
+
 func cDevCount() int {
 	panic(ErrNoCgo)
 }

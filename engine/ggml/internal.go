@@ -19,6 +19,7 @@ const (
 	uTranspose
 	uMean
 	uSumRows
+	uLog
 )
 
 type binaryOp int
