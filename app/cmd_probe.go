@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"h3studio/media"
+)
+
+func init() {
+	register(Command{
+		Name:    "probe",
+		Summary: "describe media files as H3 Studio sees them (kind, size, fps, audio)",
+		Run:     runProbe,
+	})
+}
+
+var mediaOnce sync.Once
+
+// configureMedia installs the FFmpeg binaries named by H3_FFMPEG and
+// H3_FFPROBE (empty: PATH lookup) as media's defaults. The environment is
+// read once, here, so the media package never reads it.
+func configureMedia() {
+	mediaOnce.Do(func() {
+		media.SetDefault(media.Tools{
+			FFmpeg:  os.Getenv("H3_FFMPEG"),
+			FFprobe: os.Getenv("H3_FFPROBE"),
+		})
+	})
+}
+
+func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("probe", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per file")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: h3studio probe FILE... [--json]")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return &UsageError{Msg: "name at least one file: h3studio probe FILE... [--json]"}
+	}
+	configureMedia()
+	enc := json.NewEncoder(stdout)
+	for _, path := range files {
+		info, err := media.Probe(ctx, path)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if err := enc.Encode(info); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(stdout, probeLine(info))
+	}
+	return nil
+}
+
+// parseInterspersed lets flags follow the file names (`probe a.mp4 --json`),
+// which the standard flag package stops at.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+func probeLine(i media.Info) string {
+	s := fmt.Sprintf("%s: %s %dx%d", i.Path, i.Kind, i.Width, i.Height)
+	if i.Rotation != 0 {
+		s += fmt.Sprintf(" rotated %d", i.Rotation)
+	}
+	if i.Kind != media.KindImage {
+		s += fmt.Sprintf(" %.3fs", i.DurationS)
+	}
+	if i.HasVideo() && i.Kind != media.KindImage {
+		s += fmt.Sprintf(" %.3g fps %d frames", i.FPS, i.Frames)
+	}
+	if i.HasAudio() {
+		s += fmt.Sprintf(" audio %d ch %d Hz", i.AudioChannels, i.AudioRate)
+	}
+	if i.Kind == media.KindAudio {
+		s = fmt.Sprintf("%s: audio %.3fs %d ch %d Hz", i.Path, i.DurationS, i.AudioChannels, i.AudioRate)
+	}
+	return s
+}

@@ -1,0 +1,57 @@
+package media
+
+import (
+	"fmt"
+	"os"
+)
+
+// demuxers lists the container formats FFmpeg may open for a user file.
+// Playlist and indirection demuxers (hls, concat, ...) are absent, so a
+// crafted file cannot make FFmpeg read other files or the network.
+const demuxers = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mpegts,mpeg,flv,asf," +
+	"gif,wav,w64,aiff,caf,mp3,flac,ogg,aac,image2," +
+	"png_pipe,jpeg_pipe,webp_pipe,bmp_pipe,tiff_pipe"
+
+// Probe limits: enough for any camera or phone file, bounded for hostile ones.
+const (
+	probeSizeBytes  = "20000000"
+	analyzeDuration = "20000000" // microseconds
+)
+
+// inputArgs returns the FFmpeg/FFprobe options that open path as a local
+// file only. The "file:" prefix makes a path such as "-x" or "concat:a|b"
+// an ordinary file name. extra goes before -i (per-input options).
+func inputArgs(path string, extra ...string) []string {
+	args := []string{
+		"-protocol_whitelist", "file",
+		"-format_whitelist", demuxers,
+		"-probesize", probeSizeBytes,
+		"-analyzeduration", analyzeDuration,
+	}
+	args = append(args, extra...)
+	return append(args, "-i", "file:"+path)
+}
+
+// commonArgs starts every FFmpeg command line: no stdin, no banner, errors only.
+func commonArgs() []string {
+	return []string{"-nostdin", "-hide_banner", "-nostats", "-v", "error"}
+}
+
+// checkInput reports a missing, unreadable, non-regular or empty file with
+// one sentence before any child is started.
+func checkInput(op, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("media: %s %s: %w", op, path, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("media: %s %s: not a regular file", op, path)
+	case st.Size() == 0:
+		return fmt.Errorf("media: %s %s: file is empty (0 bytes)", op, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("media: %s %s: %w", op, path, err)
+	}
+	return f.Close()
+}
