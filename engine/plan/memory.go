@@ -1,0 +1,264 @@
+package plan
+
+import (
+	"h3studio/engine/layout"
+)
+
+// Residency is how a component's weights are held during its phase.
+type Residency string
+
+const (
+	// Resident weights are loaded (copied or converted) into memory.
+	Resident Residency = "resident"
+	// Mapped weights are zero-copy file mappings: not dirty, but the GPU
+	// touches every page each forward, so they count in the working set.
+	Mapped Residency = "mapped"
+	// Streamed weights pass through a ring of a few layer slots read from
+	// disk each pass (h3.c --ssd-streaming, vpipe's streamed encoder).
+	Streamed Residency = "streamed"
+)
+
+// Knobs are the residency choices the fitter can change.
+type Knobs struct {
+	TextEncoder Residency `json:"text_encoder"` // Resident or Streamed
+	DiT         Residency `json:"dit"`          // Mapped or Streamed
+	VAEDecoder  Residency `json:"vae_decoder"`  // Resident or Streamed
+}
+
+// Phase is one stage's memory at its peak. Phases run one after another
+// and release their weights before the next; only what they hand on
+// (latents, embeddings) is carried.
+type Phase struct {
+	Name         string    `json:"name"`
+	PeakBytes    int64     `json:"peak_bytes"`
+	WeightsBytes int64     `json:"weights_bytes"`
+	ScratchBytes int64     `json:"scratch_bytes"`
+	MediaBytes   int64     `json:"media_bytes"`
+	CarriedBytes int64     `json:"carried_bytes"` // dirty memory handed on by earlier phases
+	Residency    Residency `json:"residency,omitempty"`
+}
+
+// Phase names.
+const (
+	PhaseLoad      = "load"
+	PhaseReference = "reference-decode"
+	PhaseText      = "text-encode"
+	PhaseDenoise   = "denoise"
+	PhaseDecode    = "vae-decode"
+	PhaseMux       = "mux"
+)
+
+const (
+	f32 = 4
+	// overheadBytes is the process, the Metal/ggml contexts and the UI.
+	overheadBytes = 1 << 30
+	// streamSlots is the ring depth of a streamed component (h3.c keeps
+	// two DiT blocks and 2-3 Qwen layers in flight).
+	streamSlots = 3
+	// vaeTile is the decoder's spatial tile and encoder's tile with its
+	// 64-px overlap; vaeChunk the decoder's 7-latent temporal window.
+	vaeTile, vaeEncTile, vaeChunk = 256, 320, 7
+	// encClip is the encoder's 17-frame clip plus 2 causal pad frames.
+	encClip = 19
+	// encCh is the encoder's widest full-resolution activation (level 0).
+	encCh = 128
+	// muxBytes covers the H.264/AAC encoder subprocess.
+	muxBytes = 256 << 20
+	// audioDecodePerLatent: BigVGAN keeps ~6400 channel-samples per audio
+	// latent at every stage, x6 live (3 AMP resblocks with 2x anti-alias),
+	// x2 stereo, f32.
+	audioDecodePerLatent = 6400 * 6 * 2 * f32
+)
+
+// DiTRowBytes is the denoise activation scratch per row: the larger of
+// the attention stage (x, normed x, QKV in f32, their f16 copies for flash
+// attention, attention output) and the MLP stage (x, normed x, fc1's
+// gate|value, the SwiGLU product), plus the row's RoPE cos/sin table.
+// Flash attention keeps this linear in rows. 215 KB for H3, matching
+// vpipe's measured ~200 KB per row (31,335 rows ~ 6.3 GB).
+func (d Dims) DiTRowBytes() int64 {
+	inner := d.Heads * d.HeadDim
+	attn := 2*d.Hidden + 3*inner + 3*inner/2 + inner
+	mlp := 2*d.Hidden + 3*d.FFN
+	return int64(max(attn, mlp))*f32 + 2*96*f32
+}
+
+// QwenTokenBytes is the language model's scratch per token (x, normed x,
+// gate, up, product in f32 plus f16 Q/K/V for flash attention).
+func (d Dims) QwenTokenBytes() int64 {
+	return int64(2*d.QHidden+3*d.QInter)*f32 + int64((d.QHeads+2*d.QKVHeads)*d.QHeadDim)*2
+}
+
+// visionPatchBytes is the vision tower's scratch per 16-px patch.
+func (d Dims) visionPatchBytes() int64 { return int64(5*d.VHidden+d.VMLP) * f32 }
+
+func latentBytes(c layout.Canvas, t, ch int) int64 {
+	return int64(ch) * int64(t) * int64(c.LatentH()) * int64(c.LatentW()) * f32
+}
+
+func pix(c layout.Canvas) int64 { return int64(c.Width) * int64(c.Height) }
+
+// tilePixels is the pixels one VAE tile covers on a canvas.
+func tilePixels(c layout.Canvas, tile int) int64 {
+	return int64(min(c.Width, tile)) * int64(min(c.Height, tile))
+}
+
+// phaseInput is what the memory model needs besides the layout.
+type phaseInput struct {
+	l      *layout.Layout
+	output layout.Canvas // final video canvas (>= the model canvas)
+	model  Model
+	knobs  Knobs
+	steps  int
+	layers int
+	// anchorSources are the anchors' source pixel sizes (decoded before resizing).
+	anchorSources []layout.Canvas
+}
+
+// phases computes every phase's peak.
+func phases(in phaseInput) []Phase {
+	l, m, d := in.l, in.model, in.model.Dims
+	var out []Phase
+	add := func(p Phase) {
+		p.PeakBytes = overheadBytes + p.WeightsBytes + p.ScratchBytes + p.MediaBytes + p.CarriedBytes
+		out = append(out, p)
+	}
+	add(Phase{Name: PhaseLoad, ScratchBytes: 64 << 20}) // tokenizer, shard headers, configs
+
+	// Reference decode: media to canvas pixels, VAE-encoded to latents.
+	var condLatents, qwenPixels, media, encScratch, weights int64
+	visual := len(in.anchorSources) > 0
+	audio := false
+	for _, src := range in.anchorSources {
+		media += pix(src)*4 + pix(l.Canvas)*3*f32
+		condLatents += latentBytes(l.Canvas, 1, d.LatentCh)
+		qwenPixels += pix(l.Canvas) * 3 * f32
+		encScratch = max(encScratch, tilePixels(l.Canvas, vaeEncTile)*encCh*f32*2)
+	}
+	for _, r := range l.Refs {
+		switch {
+		case r.Kind == layout.RefImage:
+			visual = true
+			media += pix(r.Source)*4 + pix(r.Canvas)*3*f32
+			condLatents += latentBytes(r.Canvas, 1, d.LatentCh)
+			qwenPixels += pix(r.Canvas) * 3 * f32
+			encScratch = max(encScratch, tilePixels(r.Canvas, vaeEncTile)*encCh*f32*2)
+		case r.Kind.HasVideo():
+			visual = true
+			media += int64(r.Frames)*pix(r.Canvas)*3 + 17*pix(r.Canvas)*3*f32
+			condLatents += latentBytes(r.Canvas, r.LatentFrames, d.LatentCh)
+			qwenPixels += int64(len(layout.QwenSamples(r.Frames))) * pix(r.Canvas) * 3 * f32
+			encScratch = max(encScratch, encClip*tilePixels(r.Canvas, vaeEncTile)*encCh*f32*2)
+		}
+		if r.Kind.HasAudio() {
+			audio = true
+			samples := int64(layout.AudioSamples(r.UsedSeconds))
+			media += samples * 2 * f32
+			condLatents += int64(2*d.AudioCh*r.AudioLatents) * f32
+			encScratch = max(encScratch, samples*2*64*f32*2)
+		}
+	}
+	if visual {
+		weights += m.VAEEncoderBytes()
+	}
+	if audio {
+		weights += m.AudioVAEBytes()
+	}
+	if visual || audio {
+		add(Phase{Name: PhaseReference, WeightsBytes: weights, ScratchBytes: encScratch,
+			MediaBytes: media + condLatents + qwenPixels, Residency: Resident})
+	}
+
+	// Vision + text encoding.
+	T := int64(l.Qwen.Tokens())
+	var visionScratch, visionTokens int64
+	for _, sp := range l.Qwen.Spans {
+		if sp.Kind.IsVision() {
+			visionScratch = max(visionScratch, 4*int64(sp.Canvas.Tokens())*d.visionPatchBytes())
+			visionTokens += int64(sp.Tokens)
+		}
+	}
+	textEmb := T * int64(d.QHidden) * f32
+	te := Phase{Name: PhaseText, Residency: in.knobs.TextEncoder,
+		ScratchBytes: max(visionScratch, T*d.QwenTokenBytes()),
+		// Vision embeddings and 3 deepstack features wait for the LM; the
+		// pixels they came from are released first.
+		MediaBytes:   max(qwenPixels, 4*visionTokens*int64(d.QHidden)*f32) + textEmb,
+		CarriedBytes: condLatents,
+	}
+	if visionTokens > 0 {
+		te.WeightsBytes = m.VisionBytes()
+	}
+	if in.knobs.TextEncoder == Streamed {
+		te.WeightsBytes += streamSlots*m.QwenLayerBytes() + T*int64(float64(d.QHidden)*m.QwenBPP)
+	} else {
+		te.WeightsBytes += int64(d.QLayersUsed)*m.QwenLayerBytes() + m.QwenEmbedBytes()
+	}
+	add(te)
+
+	// DiT denoise.
+	N := int64(l.Rows)
+	layers := int64(in.layers)
+	tables := int64(in.steps+1) * 3 * layers * 6 * int64(d.Hidden) * f32
+	// The refiner and condition projection run once on the text rows
+	// before the loop and are released, so they never meet the blocks.
+	refiner := int64(float64(int64(d.RefinerBlocks)*d.CoreBlockParams()+int64(d.TextDim*d.Hidden)) * m.DiTBPP)
+	dn := Phase{Name: PhaseDenoise, Residency: in.knobs.DiT,
+		WeightsBytes: m.DiTTrunkBytes() - refiner + tables,
+		ScratchBytes: N * d.DiTRowBytes(),
+		// x, velocity and two past velocities for reuse extrapolation.
+		MediaBytes:   4 * (latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32),
+		CarriedBytes: condLatents + T*int64(d.Hidden)*f32,
+	}
+	if in.knobs.DiT == Streamed {
+		dn.WeightsBytes += max(refiner, 2*m.DiTBlockBytes())
+	} else {
+		dn.WeightsBytes += max(refiner, layers*m.DiTBlockBytes())
+	}
+	add(dn)
+
+	// VAE decode, then audio decode, at the model canvas.
+	final := latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32
+	tok := int64(vaeChunk)*tilePixels(l.Canvas, vaeTile)/256 + 5
+	decScratch := tok*int64(5*d.DecDim+3*d.DecMLP)*f32 + 4*vaeChunk*tilePixels(l.Canvas, vaeTile)*3*f32
+	vd := Phase{Name: PhaseDecode, Residency: in.knobs.VAEDecoder,
+		WeightsBytes: m.AudioVAEBytes(),
+		ScratchBytes: max(decScratch, int64(l.AudioLatents)*audioDecodePerLatent),
+		MediaBytes:   int64(l.Frames) * pix(l.Canvas) * 3,
+		CarriedBytes: final,
+	}
+	if in.knobs.VAEDecoder == Streamed {
+		vd.WeightsBytes += streamSlots * m.VAEDecoderBytes() / int64(d.DecBlocks)
+	} else {
+		vd.WeightsBytes += m.VAEDecoderBytes()
+	}
+	add(vd)
+
+	// Mux streams the decoded frames to the encoder, upscaling one frame
+	// at a time when rendering smaller.
+	frames := int64(l.Frames)*pix(l.Canvas)*3 + pix(in.output)*3
+	pcm := int64(layout.AudioSamples(float64(l.Frames)/layout.FPS)) * 2 * f32
+	add(Phase{Name: PhaseMux, ScratchBytes: muxBytes, MediaBytes: frames + pcm})
+	return out
+}
+
+// peakOf is the largest phase peak.
+func peakOf(ps []Phase) (int64, string) {
+	var p int64
+	var name string
+	for _, ph := range ps {
+		if ph.PeakBytes > p {
+			p, name = ph.PeakBytes, ph.Name
+		}
+	}
+	return p, name
+}
+
+// excessOf sums how far each phase is over budget.
+func excessOf(ps []Phase, budget int64) int64 {
+	var e int64
+	for _, ph := range ps {
+		e += max(0, ph.PeakBytes-budget)
+	}
+	return e
+}

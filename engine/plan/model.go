@@ -1,0 +1,298 @@
+package plan
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Dims are the architecture numbers the byte and FLOP arithmetic needs, as
+// in the checkpoint configs (transformer/config.json, text_encoder's
+// text_config and vision_config).
+type Dims struct {
+	Hidden, Heads, HeadDim, FFN, Blocks, RefinerBlocks int // DiT
+	TextDim, TimeIn, TimeHidden, TimeEmbed             int
+	LatentCh, AudioCh                                  int
+	QHidden, QInter, QHeads, QKVHeads, QHeadDim        int // Qwen language model
+	QLayersUsed, QLayers, QVocab                       int
+	VHidden, VMLP, VLayers, VDeepstack                 int // Qwen vision tower
+	VAEEncParams, VAEDecParams, AudioVAEParams         int64
+	DecDim, DecMLP, DecBlocks                          int // video VAE decoder (ViT3D)
+}
+
+// OfficialDims are MiniMax-H3's (shared H3 facts sections 1-7).
+var OfficialDims = Dims{
+	Hidden: 5376, Heads: 56, HeadDim: 128, FFN: 14336, Blocks: 50, RefinerBlocks: 2,
+	TextDim: 5120, TimeIn: 256, TimeHidden: 5376, TimeEmbed: 2688, LatentCh: 24, AudioCh: 32,
+	QHidden: 5120, QInter: 25600, QHeads: 64, QKVHeads: 8, QHeadDim: 128,
+	QLayersUsed: 50, QLayers: 64, QVocab: 151936,
+	VHidden: 1152, VMLP: 4304, VLayers: 27, VDeepstack: 3,
+	VAEEncParams: 180e6, VAEDecParams: 2420e6, AudioVAEParams: 140e6,
+	DecDim: 2048, DecMLP: 8192, DecBlocks: 36,
+}
+
+// tinyDims follow the project's tiny parity configs (tools/fixtures): a
+// model that exercises every stage in seconds.
+var tinyDims = Dims{
+	Hidden: 48, Heads: 2, HeadDim: 32, FFN: 128, Blocks: 3, RefinerBlocks: 2,
+	TextDim: 64, TimeIn: 256, TimeHidden: 48, TimeEmbed: 24, LatentCh: 24, AudioCh: 32,
+	QHidden: 64, QInter: 128, QHeads: 4, QKVHeads: 2, QHeadDim: 32,
+	QLayersUsed: 3, QLayers: 4, QVocab: 256,
+	VHidden: 32, VMLP: 64, VLayers: 4, VDeepstack: 3,
+	VAEEncParams: 2e6, VAEDecParams: 4e6, AudioVAEParams: 2e6,
+	DecDim: 64, DecMLP: 128, DecBlocks: 2,
+}
+
+// CoreBlockParams is one DiT block's per-token linears: QKV, out, fc1, fc2
+// (385.35 M), plus its norms.
+func (d Dims) CoreBlockParams() int64 {
+	inner := int64(d.Heads * d.HeadDim)
+	h := int64(d.Hidden)
+	return h*3*inner + inner*h + h*2*int64(d.FFN) + int64(d.FFN)*h + 2*h + 2*int64(d.HeadDim)
+}
+
+// AdaLNBlockParams is one block's modulation projection: 6 slots x 3
+// modalities x hidden, from the time embedding (260.2 M).
+func (d Dims) AdaLNBlockParams() int64 {
+	out := int64(18 * d.Hidden)
+	return out*int64(d.TimeEmbed) + out
+}
+
+// TrunkParams are the DiT's non-block weights: refiner, condition and time
+// projections, final layer, heads and patch projections.
+func (d Dims) TrunkParams() int64 {
+	h := int64(d.Hidden)
+	patch := int64(d.LatentCh * 4)
+	refiner := int64(d.RefinerBlocks)*d.CoreBlockParams() + h
+	cond := int64(d.TextDim)*h + h
+	tim := int64(d.TimeIn)*int64(d.TimeHidden) + int64(d.TimeHidden) + int64(d.TimeHidden)*int64(d.TimeEmbed) + int64(d.TimeEmbed)
+	final := 2*h*int64(d.TimeEmbed) + 2*h + h
+	heads := h*patch + patch + h*int64(d.AudioCh) + int64(d.AudioCh) + patch*h + h + int64(d.AudioCh)*h + h
+	return refiner + cond + tim + final + heads
+}
+
+// DiTParams is the whole transformer (33.12 B).
+func (d Dims) DiTParams() int64 {
+	return int64(d.Blocks)*(d.CoreBlockParams()+d.AdaLNBlockParams()) + d.TrunkParams()
+}
+
+// QLayerParams is one Qwen language layer (487.6 M).
+func (d Dims) QLayerParams() int64 {
+	h := int64(d.QHidden)
+	q := int64(d.QHeads * d.QHeadDim)
+	kv := int64(d.QKVHeads * d.QHeadDim)
+	return h*q + 2*h*kv + q*h + 3*h*int64(d.QInter) + 2*h + 2*int64(d.QHeadDim)
+}
+
+// QEmbedParams is the token embedding (0.78 B).
+func (d Dims) QEmbedParams() int64 { return int64(d.QVocab) * int64(d.QHidden) }
+
+// VisionParams is the vision tower with its merger and deepstack mergers.
+func (d Dims) VisionParams() int64 {
+	v := int64(d.VHidden)
+	layer := 4*v*v + 4*v + 2*v*int64(d.VMLP) + v + int64(d.VMLP) + 4*v
+	merged := 4 * v
+	merger := merged*merged + merged + merged*int64(d.QHidden) + int64(d.QHidden) + 2*merged
+	patch := v*3*2*16*16 + v
+	return int64(d.VLayers)*layer + int64(1+d.VDeepstack)*merger + patch + 2304*v
+}
+
+// Model is a weights profile: bytes per parameter of each component, from a
+// named profile or measured from a directory.
+type Model struct {
+	Name string `json:"name"`
+	Dims Dims   `json:"-"`
+	// Bytes per parameter. DiT and Qwen linears may be quantized; the VAEs
+	// stay floating point.
+	DiTBPP, QwenBPP, VisionBPP, VAEBPP, AudioVAEBPP float64
+	// Lighter profiles a refusal may suggest ("official-q8_0").
+	Lighter []string `json:"-"`
+	// Dir is set for a measured directory.
+	Dir string `json:"dir,omitempty"`
+}
+
+const (
+	bppBF16 = 2.0
+	bppQ8   = 34.0 / 32   // ggml q8_0: 32 int8 + one f16 scale
+	bppQ4K  = 144.0 / 256 // ggml q4_K super-blocks
+	bppF32  = 4.0
+	bppF16  = 2.0
+)
+
+// ModelNames lists the built-in model profiles.
+var ModelNames = []string{"official-bf16", "official-q8_0", "official-q4_k", "comfy-bf16", "tiny"}
+
+// LookupModel returns a named profile, or measures a directory.
+func LookupModel(name string) (Model, error) {
+	switch name {
+	case "official-bf16":
+		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
+			Lighter: []string{"official-q8_0", "official-q4_k"}}, nil
+	case "official-q8_0":
+		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppQ8, QwenBPP: bppQ8, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
+			Lighter: []string{"official-q4_k"}}, nil
+	case "official-q4_k":
+		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppQ4K, QwenBPP: bppQ4K, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32}, nil
+	case "comfy-bf16":
+		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF16, AudioVAEBPP: bppF32,
+			Lighter: []string{"official-q8_0", "official-q4_k"}}, nil
+	case "tiny", "":
+		return Model{Name: "tiny", Dims: tinyDims, DiTBPP: bppF32, QwenBPP: bppF32, VisionBPP: bppF32, VAEBPP: bppF32, AudioVAEBPP: bppF32}, nil
+	}
+	st, err := os.Stat(name)
+	if err != nil || !st.IsDir() {
+		return Model{}, fmt.Errorf("plan: model %q is neither a profile (%s) nor a directory", name, strings.Join(ModelNames, ", "))
+	}
+	return MeasureDir(name)
+}
+
+// component classifies a weight file by its path.
+func component(rel string) string {
+	p := strings.ToLower(filepath.ToSlash(rel))
+	switch {
+	case strings.Contains(p, "audio_vae") || strings.Contains(p, "vae") && strings.Contains(p, "audio"):
+		return "audio_vae"
+	case strings.Contains(p, "video_vae") || strings.Contains(p, "vae"):
+		return "video_vae"
+	case strings.Contains(p, "text_encoder") || strings.Contains(p, "qwen"):
+		return "text_encoder"
+	case strings.Contains(p, "transformer") || strings.Contains(p, "diffusion_model") || strings.Contains(p, "dit") || strings.Contains(p, "fl2va") || strings.Contains(p, "ref2va"):
+		return "dit"
+	}
+	return ""
+}
+
+// MeasureDir builds a profile from the *.safetensors / *.gguf file sizes
+// under dir (the official snapshot, a partition folder, the Comfy-Org
+// repack or a GGUF set). Only the FL2VA partition's (or the unpartitioned)
+// files are counted: both partitions are byte-identical in size.
+func MeasureDir(dir string) (Model, error) {
+	bytes := map[string]int64{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(path))
+		if ext != ".safetensors" && ext != ".gguf" {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		lrel := strings.ToLower(rel)
+		if strings.Contains(lrel, "ref2va") && !strings.Contains(lrel, "fl2va") {
+			// Keep the Ref2VA DiT only when there is nothing else.
+			bytes["ref2va:"+component(rel)] += fileSize(d)
+			return nil
+		}
+		if c := component(rel); c != "" {
+			bytes[c] += fileSize(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return Model{}, fmt.Errorf("plan: measure %s: %w", dir, err)
+	}
+	for _, c := range []string{"dit", "text_encoder", "video_vae", "audio_vae"} {
+		if bytes[c] == 0 {
+			bytes[c] = bytes["ref2va:"+c]
+		}
+	}
+	if bytes["dit"] == 0 {
+		return Model{}, fmt.Errorf("plan: no DiT weights (*.safetensors or *.gguf under transformer/ or diffusion_models/) in %s", dir)
+	}
+	d := OfficialDims
+	m := Model{Name: "dir", Dir: dir, Dims: d, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32}
+	m.DiTBPP = float64(bytes["dit"]) / float64(d.DiTParams())
+	m.QwenBPP = bppBF16
+	if te := bytes["text_encoder"]; te > 0 {
+		// A full 64-layer checkpoint and Comfy's 50-layer cut differ in
+		// size; take the reading whose width is a standard dtype.
+		full := d.VisionParams() + 2*d.QEmbedParams() + int64(d.QLayers)*d.QLayerParams()
+		cut := d.VisionParams() + d.QEmbedParams() + int64(d.QLayersUsed)*d.QLayerParams()
+		m.QwenBPP = nearestWidth(float64(te) / float64(full))
+		if c := float64(te) / float64(cut); widthError(c) < widthError(float64(te)/float64(full)) {
+			m.QwenBPP = nearestWidth(c)
+		}
+		m.VisionBPP = math.Max(m.QwenBPP, bppBF16)
+	}
+	if v := bytes["video_vae"]; v > 0 {
+		m.VAEBPP = nearestWidth(float64(v) / float64(d.VAEEncParams+d.VAEDecParams))
+	}
+	if a := bytes["audio_vae"]; a > 0 {
+		m.AudioVAEBPP = nearestWidth(float64(a) / float64(d.AudioVAEParams))
+	}
+	return m, nil
+}
+
+func fileSize(d fs.DirEntry) int64 {
+	info, err := d.Info()
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
+var widths = []float64{bppF32, bppBF16, bppQ8, bppQ4K}
+
+func widthError(v float64) float64 {
+	best := math.Inf(1)
+	for _, w := range widths {
+		best = math.Min(best, math.Abs(v-w)/w)
+	}
+	return best
+}
+
+// nearestWidth snaps a measured ratio to a standard dtype width when it is
+// within 10%; otherwise the measurement stands.
+func nearestWidth(v float64) float64 {
+	for _, w := range widths {
+		if math.Abs(v-w)/w < 0.1 {
+			return w
+		}
+	}
+	return v
+}
+
+// Component byte sizes.
+
+// DiTBlockBytes is one block's per-token weights.
+func (m Model) DiTBlockBytes() int64 { return int64(float64(m.Dims.CoreBlockParams()) * m.DiTBPP) }
+
+// DiTTrunkBytes is the non-block weights kept through the denoise.
+func (m Model) DiTTrunkBytes() int64 { return int64(float64(m.Dims.TrunkParams()) * m.DiTBPP) }
+
+// DiTAdaLNBlockBytes is one block's AdaLN projection, read once to bake tables.
+func (m Model) DiTAdaLNBlockBytes() int64 {
+	return int64(float64(m.Dims.AdaLNBlockParams()) * m.DiTBPP)
+}
+
+// DiTFileBytes is the whole transformer on disk.
+func (m Model) DiTFileBytes() int64 { return int64(float64(m.Dims.DiTParams()) * m.DiTBPP) }
+
+// QwenLayerBytes is one language layer.
+func (m Model) QwenLayerBytes() int64 { return int64(float64(m.Dims.QLayerParams()) * m.QwenBPP) }
+
+// QwenEmbedBytes is the token embedding table.
+func (m Model) QwenEmbedBytes() int64 { return int64(float64(m.Dims.QEmbedParams()) * m.QwenBPP) }
+
+// VisionBytes is the vision tower.
+func (m Model) VisionBytes() int64 { return int64(float64(m.Dims.VisionParams()) * m.VisionBPP) }
+
+// QwenUsedBytes is everything H3 reads of the text encoder (51.5 GB BF16).
+func (m Model) QwenUsedBytes() int64 {
+	return int64(m.Dims.QLayersUsed)*m.QwenLayerBytes() + m.QwenEmbedBytes() + m.VisionBytes()
+}
+
+// VAEEncoderBytes and VAEDecoderBytes split the video VAE.
+func (m Model) VAEEncoderBytes() int64 { return int64(float64(m.Dims.VAEEncParams) * m.VAEBPP) }
+
+// VAEDecoderBytes is the ViT3D decoder.
+func (m Model) VAEDecoderBytes() int64 { return int64(float64(m.Dims.VAEDecParams) * m.VAEBPP) }
+
+// AudioVAEBytes is the whole audio VAE (encoder and decoder).
+func (m Model) AudioVAEBytes() int64 { return int64(float64(m.Dims.AudioVAEParams) * m.AudioVAEBPP) }

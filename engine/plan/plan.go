@@ -1,0 +1,276 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"h3studio/engine/layout"
+)
+
+// Media is a reference's header, as a probe reports it (no decode). Width
+// and Height are in display orientation.
+type Media struct {
+	Width, Height int
+	DurationS     float64
+	FPS           float64
+	Frames        int
+	AudioSeconds  float64 // soundtrack or audio file length (0 = none)
+}
+
+// framesAt24 is how many frames a bounded 24 fps decode yields.
+func (m Media) framesAt24() int {
+	switch {
+	case m.DurationS > 0:
+		return int(math.Round(m.DurationS * layout.FPS))
+	case m.Frames > 0 && m.FPS > 0:
+		return int(math.Round(float64(m.Frames) * layout.FPS / m.FPS))
+	}
+	return m.Frames
+}
+
+// Reference is one ordered reference of a request.
+type Reference struct {
+	Kind      layout.RefKind
+	Path      string
+	AudioPath string // video+audio with a replacement soundtrack
+	Media     Media
+}
+
+// Request is what the planner needs of a generation request.
+type Request struct {
+	Canvas       layout.Canvas // output canvas
+	RenderCanvas layout.Canvas // model canvas when rendering smaller (zero: the output canvas)
+	Frames       int           // requested frames (aligned up to 17n+5)
+	PromptTokens int
+	// PromptEstimated marks a token count guessed without the tokenizer.
+	PromptEstimated bool
+	First, Last     string        // FL2VA anchor paths
+	FirstSize       layout.Canvas // anchors' source sizes (for decode buffers)
+	LastSize        layout.Canvas
+	Refs            []Reference
+	ImagePolicy     layout.ImagePolicy
+	Convention      layout.VideoConvention
+	Steps           int // DiT forwards before reuse (default 20)
+	Layers          int // active DiT blocks (default all)
+	Reuse           int // whole-denoiser reuse interval (default 1)
+}
+
+// Options are the backend's declarations.
+type Options struct {
+	// MaxSequence is a Qwen sequence limit the backend declares (0: none,
+	// as for our tiled attention; 7936 reproduces h3.c's Metal kernel).
+	MaxSequence int
+	// NoFit reports the request as given, without fitting it.
+	NoFit bool
+}
+
+// Decision is one automatic change, with its measured effect.
+type Decision struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Reason string `json:"reason"`
+	// Phase is the phase the decision relieved; PeakBefore/After are that
+	// phase's peaks (the sequence fields show a Qwen sequence change).
+	Phase          string `json:"phase"`
+	PeakBefore     int64  `json:"peak_before_bytes"`
+	PeakAfter      int64  `json:"peak_after_bytes"`
+	SequenceBefore int    `json:"sequence_before"`
+	SequenceAfter  int    `json:"sequence_after"`
+}
+
+// RefPlan is one reference as planned.
+type RefPlan struct {
+	Kind       string         `json:"kind"`
+	Path       string         `json:"path"`
+	Canvas     layout.Canvas  `json:"canvas"`
+	QwenTokens int            `json:"qwen_tokens"`
+	DiTRows    int            `json:"dit_rows"`
+	ScaledFrom *layout.Canvas `json:"scaled_from,omitempty"`
+	Pool       layout.Pool    `json:"pool"`
+	Frames     int            `json:"frames,omitempty"`
+	Seconds    float64        `json:"audio_seconds,omitempty"`
+}
+
+// TextTokens splits the Qwen sequence.
+type TextTokens struct {
+	Prompt    int  `json:"prompt"`
+	Labels    int  `json:"labels"`
+	Vision    int  `json:"vision"`
+	Total     int  `json:"total"`
+	Estimated bool `json:"prompt_estimated,omitempty"`
+	Limit     int  `json:"limit,omitempty"`
+}
+
+// Memory is the budget and per-phase peaks.
+type Memory struct {
+	BudgetBytes int64   `json:"budget_bytes"`
+	PeakBytes   int64   `json:"peak_bytes"`
+	PeakPhase   string  `json:"peak_phase"`
+	Phases      []Phase `json:"phases"`
+}
+
+// Verdicts.
+const (
+	Fits    = "fits"
+	Refused = "refused"
+)
+
+// Plan is the planner's answer; it is what `h3studio plan --json` prints.
+type Plan struct {
+	Task         string           `json:"task"`
+	Partition    string           `json:"partition"`
+	Model        string           `json:"model"`
+	Machine      string           `json:"machine"`
+	Canvas       layout.Canvas    `json:"canvas"`
+	RenderCanvas layout.Canvas    `json:"render_canvas"`
+	Frames       int              `json:"frames"`
+	Seconds      float64          `json:"seconds"`
+	TextTokens   TextTokens       `json:"text_tokens"`
+	References   []RefPlan        `json:"references"`
+	DiTRows      layout.RowCounts `json:"dit_rows"`
+	Memory       Memory           `json:"memory"`
+	Residency    Knobs            `json:"residency"`
+	Decisions    []Decision       `json:"decisions"`
+	Verdict      string           `json:"verdict"`
+	Error        string           `json:"error"`
+	Repair       *Repair          `json:"repair,omitempty"`
+	Time         Estimate         `json:"time"`
+	Warnings     []string         `json:"warnings"`
+
+	// Layout is the exact layout the engine must execute.
+	Layout *layout.Layout `json:"-"`
+	// Spec is the fitted layout input (with every decision applied).
+	Spec layout.Spec `json:"-"`
+}
+
+// state is a candidate configuration during fitting.
+type state struct {
+	req    Request
+	spec   layout.Spec
+	knobs  Knobs
+	output layout.Canvas
+}
+
+// eval is a state's layout and costs.
+type eval struct {
+	l      *layout.Layout
+	phases []Phase
+	peak   int64
+	phase  string
+	seq    int
+}
+
+func newState(r Request) (state, error) {
+	if r.Steps <= 0 {
+		r.Steps = 20
+	}
+	if r.Reuse <= 0 {
+		r.Reuse = 1
+	}
+	s := state{req: r, output: r.Canvas, knobs: Knobs{TextEncoder: Resident, DiT: Mapped, VAEDecoder: Resident}}
+	model := r.Canvas
+	if r.RenderCanvas != (layout.Canvas{}) {
+		model = r.RenderCanvas
+		if model.Width > r.Canvas.Width || model.Height > r.Canvas.Height ||
+			model.Width*r.Canvas.Height != model.Height*r.Canvas.Width {
+			return s, fmt.Errorf("plan: render canvas %s must have the output %s's aspect ratio and not exceed it", model, r.Canvas)
+		}
+	}
+	s.spec = layout.Spec{Canvas: model, Frames: r.Frames, PromptTokens: r.PromptTokens,
+		First: r.First != "", Last: r.Last != "", Convention: r.Convention}
+	for _, ref := range r.Refs {
+		lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height},
+			Policy: r.ImagePolicy}
+		switch ref.Kind {
+		case layout.RefVideo, layout.RefVideoAudio:
+			lr.SourceFrames = ref.Media.framesAt24()
+			lr.AudioSeconds = ref.Media.AudioSeconds
+		case layout.RefAudio:
+			lr.AudioSeconds = ref.Media.DurationS
+			if lr.AudioSeconds == 0 {
+				lr.AudioSeconds = ref.Media.AudioSeconds
+			}
+		}
+		s.spec.Refs = append(s.spec.Refs, lr)
+	}
+	return s, nil
+}
+
+func (s state) clone() state {
+	c := s
+	c.spec.Refs = append([]layout.Ref(nil), s.spec.Refs...)
+	return c
+}
+
+func (s state) layers(m Model) int {
+	if s.req.Layers > 0 && s.req.Layers < m.Dims.Blocks {
+		return s.req.Layers
+	}
+	return m.Dims.Blocks
+}
+
+func (s state) evaluate(m Model, budget int64) (eval, error) {
+	l, err := layout.Build(s.spec)
+	if err != nil {
+		return eval{}, err
+	}
+	var anchors []layout.Canvas
+	for _, a := range []struct {
+		on   bool
+		size layout.Canvas
+	}{{s.spec.First, s.req.FirstSize}, {s.spec.Last, s.req.LastSize}} {
+		if a.on {
+			if a.size.Width == 0 {
+				a.size = l.Canvas
+			}
+			anchors = append(anchors, a.size)
+		}
+	}
+	ps := phases(phaseInput{l: l, output: s.output, model: m, knobs: s.knobs, steps: s.req.Steps, layers: s.layers(m), anchorSources: anchors})
+	e := eval{l: l, phases: ps, seq: l.Qwen.Tokens()}
+	e.peak, e.phase = peakOf(ps)
+	return e, nil
+}
+
+// Make plans a request for a machine and model, fitting it when needed.
+// A request that breaks the model's rules is an error; one that cannot be
+// fitted is a plan with verdict "refused" and a Repair.
+func Make(r Request, mc Machine, m Model, opt Options) (*Plan, error) {
+	s, err := newState(r)
+	if err != nil {
+		return nil, err
+	}
+	budget := mc.Budget()
+	e, err := s.evaluate(m, budget)
+	if err != nil {
+		return nil, err
+	}
+	f := fitter{m: m, budget: budget, limit: opt.MaxSequence, s: s, e: e}
+	if !opt.NoFit {
+		f.run()
+	}
+	p := f.report(mc)
+	if !f.fits() {
+		p.Verdict = Refused
+		p.Error = f.violation()
+		if !opt.NoFit {
+			p.Repair = findRepair(r, mc, m, opt)
+			if p.Repair != nil {
+				p.Error += "; " + p.Repair.Text
+			}
+		}
+	}
+	return p, nil
+}
+
+// IsLimit reports whether err is a rule of the model (not memory).
+func IsLimit(err error) bool {
+	var le *layout.LimitError
+	return errors.As(err, &le)
+}
+
+// LegacyQwenLimit is the Qwen sequence limit of a kernel that keeps one
+// f32 score per key in threadgroup memory beside 1 KiB of statics (h3.c's
+// causal GQA): 7936 tokens on Apple's 32 KiB.
+func LegacyQwenLimit(threadgroupBytes int) int { return (threadgroupBytes - 1024) / 4 }

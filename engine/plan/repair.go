@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"h3studio/engine/layout"
+)
+
+// Repair is a concrete change to a refused request that makes it fit;
+// every field set is a sufficient change on its own.
+type Repair struct {
+	Frames int            `json:"frames,omitempty"` // fewer output frames
+	Model  string         `json:"model,omitempty"`  // a lighter model profile
+	Canvas *layout.Canvas `json:"canvas,omitempty"` // a smaller output canvas
+	Text   string         `json:"text"`
+}
+
+// Apply returns the request with one of the repair's changes made: the
+// frames when set, else the canvas (the model is chosen by the caller).
+func (rp *Repair) Apply(r Request) Request {
+	switch {
+	case rp.Frames > 0:
+		r.Frames = rp.Frames
+	case rp.Canvas != nil:
+		r.Canvas, r.RenderCanvas = *rp.Canvas, layout.Canvas{}
+	}
+	return r
+}
+
+// fitsAfterFitting plans without searching for repairs.
+func fitsAfterFitting(r Request, mc Machine, m Model, opt Options) bool {
+	s, err := newState(r)
+	if err != nil {
+		return false
+	}
+	e, err := s.evaluate(m, mc.Budget())
+	if err != nil {
+		return false
+	}
+	f := fitter{m: m, budget: mc.Budget(), limit: opt.MaxSequence, s: s, e: e}
+	f.run()
+	return f.fits()
+}
+
+// findRepair searches, in order, a lighter model, fewer frames and a
+// smaller canvas, keeping the mildest change of each kind that fits.
+func findRepair(r Request, mc Machine, m Model, opt Options) *Repair {
+	var rp Repair
+	var says []string
+	for _, name := range m.Lighter {
+		lm, err := LookupModel(name)
+		if err == nil && fitsAfterFitting(r, mc, lm, opt) {
+			rp.Model = name
+			says = append(says, fmt.Sprintf("a %s model (--model %s)", strings.TrimPrefix(name, "official-"), name))
+			break
+		}
+	}
+	for f := layout.AlignFrames(r.Frames) - 17; f >= layout.MinFrames; f -= 17 {
+		c := r
+		c.Frames = f
+		if fitsAfterFitting(c, mc, m, opt) {
+			rp.Frames = f
+			says = append([]string{fmt.Sprintf("%d frames (%.1f s)", f, float64(f)/layout.FPS)}, says...)
+			break
+		}
+	}
+	if rp.Frames == 0 {
+		for frac := 0.8; frac >= 0.1; frac -= 0.1 {
+			cv := layout.ScaleCanvas(r.Canvas, frac)
+			if cv.Pixels() >= r.Canvas.Pixels() {
+				continue
+			}
+			c := r
+			c.Canvas, c.RenderCanvas = cv, layout.Canvas{}
+			if fitsAfterFitting(c, mc, m, opt) {
+				rp.Canvas = &cv
+				says = append(says, fmt.Sprintf("a %s canvas", cv))
+				break
+			}
+		}
+	}
+	if len(says) == 0 {
+		return nil
+	}
+	rp.Text = "use " + strings.Join(says, " or ")
+	return &rp
+}
