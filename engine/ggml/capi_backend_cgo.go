@@ -65,6 +65,9 @@ func cSchedSplits(s unsafe.Pointer) int              { return int(C.ggml_backend
 func cSchedAlloc(s, gr unsafe.Pointer) bool {
 	return bool(C.ggml_backend_sched_alloc_graph(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }
+func cSchedReserve(s, gr unsafe.Pointer) bool {
+	return bool(C.ggml_backend_sched_reserve(csched(s), (*C.struct_ggml_cgraph)(gr)))
+}
 func cSchedCompute(s, gr unsafe.Pointer) int {
 	return int(C.ggml_backend_sched_graph_compute(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }

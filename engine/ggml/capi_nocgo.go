@@ -225,6 +225,10 @@ func cSchedAlloc(s, gr unsafe.Pointer) bool {
 	panic(ErrNoCgo)
 }
 
+func cSchedReserve(s, gr unsafe.Pointer) bool {
+	panic(ErrNoCgo)
+}
+
 func cSchedCompute(s, gr unsafe.Pointer) int {
 	panic(ErrNoCgo)
 }

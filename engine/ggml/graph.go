@@ -21,6 +21,8 @@ type Graph struct {
 	outputs map[unsafe.Pointer]bool
 	gen     uint64 // Backend.gen at the end of this graph's Compute; 0 if never computed
 	freed   bool
+	count   int                     // tensors made in ctx plus weights used: bounds nodes+leaves
+	weights map[unsafe.Pointer]bool // weights already counted
 }
 
 type staged struct {
@@ -40,7 +42,8 @@ func (b *Backend) NewGraph(maxNodes int) *Graph {
 	if ctx == nil {
 		panicf("cannot allocate a graph context of %d bytes", mem)
 	}
-	g := &Graph{b: b, ctx: ctx, size: maxNodes, staged: map[unsafe.Pointer]staged{}, outputs: map[unsafe.Pointer]bool{}}
+	g := &Graph{b: b, ctx: ctx, size: maxNodes, staged: map[unsafe.Pointer]staged{}, outputs: map[unsafe.Pointer]bool{},
+		weights: map[unsafe.Pointer]bool{}}
 	g.gr = cNewGraph(ctx, maxNodes)
 	return g
 }
@@ -69,6 +72,7 @@ func (g *Graph) live() {
 func (g *Graph) Input(name string, dt DType, shape ...int) *Tensor {
 	g.live()
 	ne, dims := checkShape("Input "+name, dt, shape)
+	g.grow("Input " + name)
 	t := wrapTensor(cNewTensor(g.ctx, dt, ne, dims), g, nil)
 	t.SetName("%s", name)
 	cSetInput(t.h)
@@ -137,9 +141,15 @@ func (g *Graph) Compute() error {
 	if b.cpu == nil {
 		return fmt.Errorf("ggml: compute: backend is closed")
 	}
-	b.ensureSched(g.size)
+	b.ensureSched(2 * g.size) // room for size nodes plus size leaves
+	b.gen++                   // from here on, results of the previous graph are gone
+	// ggml's allocator reuses its last plan for any graph with the same node
+	// and leaf counts, which aliases tensors when the topology differs:
+	// re-plan for every graph (cheap next to computing it).
+	if !cSchedReserve(b.sched, g.gr) {
+		return fmt.Errorf("ggml: compute: cannot reserve the graph's buffers (out of device memory?)")
+	}
 	cSchedReset(b.sched)
-	b.gen++ // from here on, results of the previous graph are gone
 	if !cSchedAlloc(b.sched, g.gr) {
 		return fmt.Errorf("ggml: compute: cannot allocate the graph's buffers (out of device memory?)")
 	}
@@ -190,10 +200,30 @@ func (g *Graph) own(op string, ts ...*Tensor) {
 			if !t.ws.allocated() {
 				panicf("%s: weight %s used before its WeightSet was allocated", op, t)
 			}
+			if !g.weights[t.h] {
+				g.weights[t.h] = true
+				g.grow(op)
+			}
 		default:
 			panicf("%s: tensor %s belongs to another graph or backend", op, t)
 		}
 	}
 }
 
-func (g *Graph) wrap(h unsafe.Pointer) *Tensor { return wrapTensor(h, g, nil) }
+func (g *Graph) wrap(h unsafe.Pointer) *Tensor {
+	t := wrapTensor(h, g, nil)
+	if g.count+1 >= g.size {
+		g.grow(cNode(h).Desc)
+	}
+	g.count++
+	return t
+}
+
+// grow counts one more tensor and panics before ggml's graph capacity
+// assert could fire.
+func (g *Graph) grow(op string) {
+	g.count++
+	if g.count >= g.size {
+		panicf("%s: graph holds more than %d tensors; make it with a larger NewGraph size", op, g.size-1)
+	}
+}

@@ -15,7 +15,8 @@ func (g *Graph) Reshape(a *Tensor, shape ...int) *Tensor {
 }
 
 // View returns a strided view of a: shape (1-4 axes), byte strides for axes
-// 1..len(shape)-1 (nil: a's own strides), and a byte offset. The view must
+// 1..len(shape)-1 (nil: dense strides for the new shape, i.e. a contiguous
+// block of a), and a byte offset. The view must
 // lie inside a's underlying data.
 func (g *Graph) View(a *Tensor, offset int, shape []int, strides []int) *Tensor {
 	const op = "View"
@@ -28,8 +29,6 @@ func (g *Graph) View(a *Tensor, offset int, shape []int, strides []int) *Tensor 
 		case i < dims && strides != nil:
 			g.need(op, len(strides) == dims-1, "got %d strides for %d axes (want %d)", len(strides), dims, dims-1)
 			nb[i] = int64(strides[i-1])
-		case i < dims:
-			nb[i] = a.nb[i]
 		default:
 			nb[i] = nb[i-1] * ne[i-1]
 		}
