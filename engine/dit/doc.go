@@ -1,0 +1,32 @@
+// Package dit is the MiniMax-H3 diffusion transformer: a single-stream
+// joint audio-video DiT over one packed sequence
+// [text | conditions/references | target audio | target video], built as
+// ggml graphs through engine/ggml and parameterised entirely by the
+// checkpoint's config, so the same code runs the 33B release on a Mac and
+// the tiny random-weight models in tests.
+//
+// What runs when:
+//   - once per generation: the text path (condition_proj, the 2-block token
+//     refiner without AdaLN or RoPE, the final norm) — EncodeText;
+//   - once per run: the AdaLN modulation tables for every (timestep,
+//     modality) the schedule uses, after which the 39 % of the weights that
+//     are adaln_proj are released — PrepareAdaLN;
+//   - every step: patch projections, the blocks, the final AdaLN and the F32
+//     heads on the target rows only — Forward (and Generation, the
+//     sampler.Denoiser that keeps conditions pinned).
+//
+// # Axis order
+//
+// Graph tensors are in ggml order (ne0 fastest). Row-major [rows, width]
+// host buffers are ggml [width, rows]: hidden states are [hidden, rows],
+// per-head tensors [head_dim, heads, rows], attention inputs
+// [head_dim, rows, heads]. Checkpoint shapes (PyTorch [out, in]) become
+// ggml [in, out] weights. Latents on the host are the reference's
+// row-major tensors: video [24, T, H/16, W/16], audio [32, 2, Ta].
+//
+// Tap names (Model.Tap) equal the parity fixtures' tensor names in
+// tools/fixtures/dit.
+//
+// References: ComfyUI comfy/ldm/minimax/model.py (the parity reference),
+// stable-diffusion.cpp minimax_h3.hpp, antirez/h3.c h3_dit.c.
+package dit

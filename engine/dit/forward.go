@@ -1,0 +1,196 @@
+package dit
+
+import (
+	"errors"
+	"fmt"
+
+	"h3studio/engine/ggml"
+)
+
+// Inputs are one forward's host data, row-major.
+type Inputs struct {
+	Text  []float32 // refined text rows × hidden (EncodeText), fixed per generation
+	Video []float32 // every video-kind row in sequence order × video patch width (conditions included)
+	Audio []float32 // every audio-kind row in sequence order × audio channels
+	T     Timesteps
+}
+
+// Outputs are the data-ward velocities of the target rows, row-major:
+// target video rows × video patch width, target audio rows × audio channels.
+type Outputs struct {
+	Video, Audio []float32
+}
+
+// graphInputs are the per-forward tables every block graph reads.
+type graphInputs struct {
+	idx      *ggml.Tensor // i32 [rows]: (timestep, modality) pair per row
+	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]
+}
+
+func (m *Model) declareInputs(g *ggml.Graph, s *Sequence, idx []int32) graphInputs {
+	half := 3 * m.Cfg.RopeFreqs
+	gi := graphInputs{
+		idx: g.Input("mod_index", ggml.I32, s.rows),
+		cos: g.Input("rope_cos", ggml.F32, half, 1, s.rows),
+		sin: g.Input("rope_sin", ggml.F32, half, 1, s.rows),
+	}
+	gi.idx.SetI32(idx)
+	gi.cos.SetF32(s.cos)
+	gi.sin.SetF32(s.sin)
+	return gi
+}
+
+// Forward runs the DiT once and returns the target rows' velocities.
+func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
+	c := m.Cfg
+	if m.ada == nil {
+		return nil, errors.New("dit: Forward before PrepareAdaLN")
+	}
+	switch {
+	case len(in.Text) != s.text*c.Hidden:
+		return nil, fmt.Errorf("dit: %d text values for %d rows of %d", len(in.Text), s.text, c.Hidden)
+	case len(in.Video) != s.video*c.VideoPatchDim():
+		return nil, fmt.Errorf("dit: %d video values for %d rows of %d", len(in.Video), s.video, c.VideoPatchDim())
+	case len(in.Audio) != s.audio*c.AudioChannels:
+		return nil, fmt.Errorf("dit: %d audio values for %d rows of %d", len(in.Audio), s.audio, c.AudioChannels)
+	}
+	idx, err := s.modIndex(m.ada, in.T)
+	if err != nil {
+		return nil, err
+	}
+	var active []int
+	for i, a := range m.active {
+		if a {
+			active = append(active, i)
+		}
+	}
+	if m.opt.Residency == Resident {
+		out, _, err := m.forwardGraph(s, in, idx, active, m.blocks, true, true, nil)
+		return out, err
+	}
+	// Streamed: embed, then one graph per block with its weights uploaded
+	// just before and freed just after, then the heads.
+	_, x, err := m.forwardGraph(s, in, idx, nil, nil, true, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range active {
+		ws, cores, err := m.loadBlocks([]int{i})
+		if err != nil {
+			return nil, err
+		}
+		_, x, err = m.forwardGraph(s, in, idx, []int{i}, cores, false, false, x)
+		ws.Free()
+		if err != nil {
+			return nil, err
+		}
+	}
+	out, _, err := m.forwardGraph(s, in, idx, nil, nil, false, true, x)
+	return out, err
+}
+
+// forwardGraph builds and runs one graph: optionally the embedding (else
+// x comes from the host), the given blocks, and optionally the heads
+// (else the hidden state goes back to the host).
+func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, blocks []int, cores []Core, embed, heads bool, x0 []float32) (*Outputs, []float32, error) {
+	c := m.Cfg
+	g := m.b.NewGraph(0)
+	defer g.Free()
+	mark, deliver := m.tapper(g)
+	var x *ggml.Tensor
+	if embed {
+		x = m.embed(g, s, in)
+		mark("blk.in", x)
+	} else {
+		x = g.Input("hidden", ggml.F32, c.Hidden, s.rows)
+		x.SetF32(x0)
+	}
+	if len(blocks) > 0 {
+		gi := m.declareInputs(g, s, idx)
+		for _, i := range blocks {
+			mod := m.modulation(g, i, gi.idx)
+			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, kv: m.opt.KV, name: fmt.Sprintf("blk.%d.attn", i)}
+			x = cores[i].Forward(g, x, mod, a, mark)
+			mark(fmt.Sprintf("blk.%d.out", i), x)
+		}
+	}
+	var vo, ao *ggml.Tensor
+	if heads {
+		vo, ao = m.heads(g, s, x, in.T)
+		mark("final.video", vo)
+		mark("final.audio", ao)
+		g.Output(vo, ao)
+	} else {
+		g.Output(x)
+	}
+	if err := g.Compute(); err != nil {
+		return nil, nil, err
+	}
+	deliver()
+	if heads {
+		return &Outputs{Video: vo.F32(), Audio: ao.F32()}, nil, nil
+	}
+	return nil, x.F32(), nil
+}
+
+// embed projects the latent rows and lays [text | video rows | audio rows]
+// out in sequence order: x [hidden, rows].
+func (m *Model) embed(g *ggml.Graph, s *Sequence, in Inputs) *ggml.Tensor {
+	c := m.Cfg
+	all := g.Input("text", ggml.F32, c.Hidden, s.text)
+	all.SetF32(in.Text)
+	if s.video > 0 {
+		v := g.Input("video_rows", ggml.F32, c.VideoPatchDim(), s.video)
+		v.SetF32(in.Video)
+		all = g.Concat(all, linear(g, m.top.VideoIn, m.top.VideoInB, v), 1)
+	}
+	if s.audio > 0 {
+		a := g.Input("audio_rows", ggml.F32, c.AudioChannels, s.audio)
+		a.SetF32(in.Audio)
+		all = g.Concat(all, linear(g, m.top.AudioIn, m.top.AudioInB, a), 1)
+	}
+	order := g.Input("row_order", ggml.I32, s.rows)
+	order.SetI32(s.order)
+	return g.GetRows(all, order)
+}
+
+// modulation gathers block i's six AdaLN terms for every row.
+func (m *Model) modulation(g *ggml.Graph, i int, idx *ggml.Tensor) Modulation {
+	tab := m.ada.blocks[i]
+	h, np := tab.Ne(0), tab.Ne(1)
+	var mod Modulation
+	for j := range mod {
+		slot := g.View(tab, j*np*tab.Nb(1), []int{h, np}, nil)
+		mod[j] = g.GetRows(slot, idx)
+	}
+	return mod
+}
+
+// heads applies the final AdaLN (indexed by timestep only) and the F32
+// output heads to the target rows: video [patch, rows], audio [channels, rows].
+func (m *Model) heads(g *ggml.Graph, s *Sequence, x *ggml.Tensor, ts Timesteps) (video, audio *ggml.Tensor) {
+	c := m.Cfg
+	head := func(start, rows int, t float64, w, b *ggml.Tensor) *ggml.Tensor {
+		q := m.ada.timeRow(t)
+		fin := m.ada.final
+		nt, row := fin.Ne(1), fin.Nb(1)
+		shift := g.View(fin, q*row, []int{c.Hidden, 1}, nil)
+		scale := g.View(fin, (nt+q)*row, []int{c.Hidden, 1}, nil)
+		xs := g.View(x, start*x.Nb(1), []int{c.Hidden, rows}, nil)
+		h := g.Add(g.Mul(rmsNorm(g, g.Cont(xs), m.top.FinalNorm, c.FinalNormEps), scale), shift)
+		return linear(g, w, b, h)
+	}
+	video = head(s.targetVideo.Start, s.targetVideo.Rows, ts.Video, m.top.VideoOut, m.top.VideoOutB)
+	audio = head(s.targetAud.Start, s.targetAud.Rows, ts.Audio, m.top.AudioOut, m.top.AudioOutB)
+	return video, audio
+}
+
+// timeRow is the final-table row of a prepared timestep.
+func (a *adaTables) timeRow(t float64) int {
+	for i, v := range a.ts {
+		if v == t {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("dit: timestep %g not prepared", t)) // modIndex checked every row's timestep first
+}

@@ -1,0 +1,110 @@
+package dit
+
+import (
+	"context"
+	"fmt"
+
+	"h3studio/engine/sampler"
+)
+
+// ConditionRows patchifies a visual condition latent [c, t, h, w] and
+// applies the release's noise augmentation, aug·clean + (1−aug)·noise
+// (aug 0.999; noise has one value per row element, drawn by the caller —
+// re-seeded with the request seed for each condition, as the release does).
+// aug ≥ 1 returns the clean rows (reference audio is pinned clean).
+func ConditionRows(lat []float32, c, t, h, w int, noise []float32, aug float64) ([]float32, error) {
+	rows, err := PatchifyVideo(lat, c, t, h, w)
+	if err != nil {
+		return nil, err
+	}
+	return augment(rows, noise, aug)
+}
+
+func augment(rows, noise []float32, aug float64) ([]float32, error) {
+	if aug >= 1 {
+		return rows, nil
+	}
+	if len(noise) != len(rows) {
+		return nil, fmt.Errorf("dit: %d noise values for %d condition values", len(noise), len(rows))
+	}
+	a, b := float32(aug), float32(1-aug)
+	for i := range rows {
+		rows[i] = a*rows[i] + b*noise[i]
+	}
+	return rows, nil
+}
+
+// StepTimesteps lists the timesteps of every forward of a schedule, the
+// argument PrepareAdaLN wants.
+func StepTimesteps(s sampler.Schedule) []Timesteps {
+	out := make([]Timesteps, s.Steps())
+	for i := range out {
+		out[i] = Timesteps{Video: sampler.Timestep(s.Video[i]), Audio: sampler.Timestep(s.Audio[i])}
+	}
+	return out
+}
+
+// Generation is one request's denoiser: the sequence, the refined text and
+// the pinned condition rows stay fixed while the sampler moves the target
+// latents. It implements sampler.Denoiser.
+type Generation struct {
+	m          *Model
+	seq        *Sequence
+	text       []float32
+	condVideo  []float32 // visual condition rows, sequence order, augmented once
+	condAudio  []float32 // reference audio rows, sequence order, clean
+	c, t, h, w int       // target video latent [c, t, h, w]
+	ta         int       // target audio latents per channel
+}
+
+// NewGeneration checks that the conditions and the target geometry fill
+// the sequence exactly.
+func (m *Model) NewGeneration(seq *Sequence, text, condVideo, condAudio []float32, video [4]int, audioT int) (*Generation, error) {
+	cfg := m.Cfg
+	g := &Generation{m: m, seq: seq, text: text, condVideo: condVideo, condAudio: condAudio,
+		c: video[0], t: video[1], h: video[2], w: video[3], ta: audioT}
+	switch {
+	case g.c != cfg.LatentChannels:
+		return nil, fmt.Errorf("dit: video latent has %d channels, the model %d", g.c, cfg.LatentChannels)
+	case g.t*(g.h/2)*(g.w/2) != seq.TargetVideoRows():
+		return nil, fmt.Errorf("dit: video latent %v makes %d rows, the sequence has %d", video, g.t*(g.h/2)*(g.w/2), seq.TargetVideoRows())
+	case 2*audioT != seq.TargetAudioRows():
+		return nil, fmt.Errorf("dit: %d audio latents make %d rows, the sequence has %d", audioT, 2*audioT, seq.TargetAudioRows())
+	case len(condVideo) != (seq.VideoRows()-seq.TargetVideoRows())*cfg.VideoPatchDim():
+		return nil, fmt.Errorf("dit: %d condition video values for %d condition rows", len(condVideo), seq.VideoRows()-seq.TargetVideoRows())
+	case len(condAudio) != (seq.AudioRows()-seq.TargetAudioRows())*cfg.AudioChannels:
+		return nil, fmt.Errorf("dit: %d reference audio values for %d reference rows", len(condAudio), seq.AudioRows()-seq.TargetAudioRows())
+	}
+	return g, nil
+}
+
+// Velocity runs one forward on the current target latents.
+func (g *Generation) Velocity(ctx context.Context, s sampler.Step, video, audio []float32) ([]float32, []float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	vr, err := PatchifyVideo(video, g.c, g.t, g.h, g.w)
+	if err != nil {
+		return nil, nil, err
+	}
+	ar, err := PackAudio(audio, g.m.Cfg.AudioChannels, g.ta)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := Inputs{
+		Text:  g.text,
+		Video: append(append(make([]float32, 0, len(g.condVideo)+len(vr)), g.condVideo...), vr...),
+		Audio: append(append(make([]float32, 0, len(g.condAudio)+len(ar)), g.condAudio...), ar...),
+		T:     Timesteps{Video: sampler.Timestep(s.SigmaVideo), Audio: sampler.Timestep(s.SigmaAudio)},
+	}
+	out, err := g.m.Forward(g.seq, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	vv, err := UnpatchifyVideo(out.Video, g.c, g.t, g.h, g.w)
+	if err != nil {
+		return nil, nil, err
+	}
+	va, err := UnpackAudio(out.Audio, g.m.Cfg.AudioChannels, g.ta)
+	return vv, va, err
+}
