@@ -1,0 +1,7 @@
+//go:build long
+
+package backendtest
+
+import "testing"
+
+func TestCausalAttention32768(t *testing.T) { causalLong(t, 32768) }
