@@ -1,0 +1,338 @@
+package textenc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
+	"h3studio/engine/weights/safetensors"
+)
+
+// Residency says where language-layer weights live during an encode.
+type Residency int
+
+const (
+	// Resident loads every layer at first use and keeps it until Close.
+	Resident Residency = iota
+	// Streamed loads each layer just before it runs and frees it after, so
+	// only one layer's weights are in device memory at a time.
+	Streamed
+)
+
+// Options configures a Model. The zero value runs the release's 50 layers
+// (or all of a smaller checkpoint) with weights as stored, resident.
+type Options struct {
+	// Layers is how many language layers run; 0 means
+	// min(ReleaseLayers, the checkpoint's count).
+	Layers int
+	// Weights is how matrices are stored; Auto keeps the checkpoint's
+	// type. Norms and biases are always f32.
+	Weights Precision
+	// KV is the attention K/V type; Auto is the backend's choice
+	// (ggml.Backend.KVType: bf16 on the CPU, f16 on Metal).
+	KV Precision
+	// QueryChunk is the query rows per flash-attention call; 0 means 512.
+	QueryChunk int
+	// RowGroup is the token rows one graph processes; 0 means 4096. It
+	// bounds activation memory: a layer runs as ceil(S/RowGroup) graphs.
+	RowGroup  int
+	Residency Residency
+	Logger    *slog.Logger
+	// Tap, when set, receives named intermediates (row-major f32, names as
+	// in the parity fixtures: inputs_embeds, vision_embeds, deepstack.K,
+	// layerN_out before deepstack, hidden).
+	Tap func(name string, data []float32)
+}
+
+const (
+	defaultQueryChunk = 512
+	defaultRowGroup   = 4096
+)
+
+// Precision names a storage type; its zero value defers to a default.
+type Precision int
+
+const (
+	PrecisionAuto Precision = iota
+	PrecisionF32
+	PrecisionF16
+	PrecisionBF16
+	PrecisionQ8_0
+)
+
+func (p Precision) dtype() ggml.DType {
+	switch p {
+	case PrecisionF16:
+		return ggml.F16
+	case PrecisionBF16:
+		return ggml.BF16
+	case PrecisionQ8_0:
+		return ggml.Q8_0
+	}
+	return ggml.F32
+}
+
+// Model is a loaded text/reference encoder. It is not safe for concurrent
+// use; Close frees every device buffer it holds.
+type Model struct {
+	cfg    Config
+	opts   Options
+	kvType ggml.DType
+	b      *ggml.Backend
+	src    weights.Source
+	layers []*layerSlot
+	vision *visionSlot
+	// graphHook sees every graph before it is computed (tests audit them).
+	graphHook func(name string, g *ggml.Graph)
+}
+
+type layerSlot struct {
+	l  TextLayer
+	ws *ggml.WeightSet
+}
+
+// New prepares an encoder over src (the text encoder's tensors under HF
+// names). Weights load lazily, per Options.Residency.
+func New(b *ggml.Backend, src weights.Source, cfg Config, o Options) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Layers == 0 {
+		o.Layers = min(ReleaseLayers, cfg.Text.Layers)
+	}
+	if o.Layers < 1 || o.Layers > cfg.Text.Layers {
+		return nil, fmt.Errorf("textenc: %d layers requested, the checkpoint has %d", o.Layers, cfg.Text.Layers)
+	}
+	kv := b.KVType()
+	switch o.KV {
+	case PrecisionAuto:
+	case PrecisionF32, PrecisionF16, PrecisionBF16:
+		kv = o.KV.dtype()
+	default:
+		return nil, fmt.Errorf("textenc: K/V precision %d unsupported (f32, f16, bf16)", o.KV)
+	}
+	if o.QueryChunk <= 0 {
+		o.QueryChunk = defaultQueryChunk
+	}
+	if o.RowGroup <= 0 {
+		o.RowGroup = defaultRowGroup
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if _, ok := src.Lookup(embedName); !ok {
+		return nil, fmt.Errorf("textenc: tensor %s missing: not a Qwen3-VL text encoder checkpoint", embedName)
+	}
+	return &Model{cfg: cfg, opts: o, kvType: kv, b: b, src: src, layers: make([]*layerSlot, o.Layers)}, nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Close frees all device memory held by the model (the source stays open).
+func (m *Model) Close() {
+	for i, s := range m.layers {
+		if s != nil {
+			s.ws.Free()
+			m.layers[i] = nil
+		}
+	}
+	m.freeVision()
+}
+
+const embedName = "model.language_model.embed_tokens.weight"
+
+// embed looks token rows up on the host, straight from the mapped table.
+func (m *Model) embed(ids []int32) ([]float32, error) {
+	info, _ := m.src.Lookup(embedName)
+	data, ok := m.src.Data(embedName)
+	D := m.cfg.Text.Hidden
+	if !ok || len(info.Shape) != 2 || int(info.Shape[1]) != D {
+		return nil, fmt.Errorf("textenc: %s has shape %v, want [vocab %d]", embedName, info.Shape, D)
+	}
+	vocab := int(info.Shape[0])
+	es := int(weights.DType(info.DType).RowBytes(1))
+	out := make([]float32, len(ids)*D)
+	for s, id := range ids {
+		if id < 0 || int(id) >= vocab {
+			return nil, fmt.Errorf("textenc: token id %d at position %d is outside the vocabulary of %d", id, s, vocab)
+		}
+		row := data[int(id)*D*es : (int(id)+1)*D*es]
+		v, err := safetensors.ToFloat32(safetensors.DType(info.DType), row)
+		if err != nil {
+			return nil, fmt.Errorf("textenc: %s: %w", embedName, err)
+		}
+		copy(out[s*D:], v)
+	}
+	return out, nil
+}
+
+func (m *Model) weightType() ggml.DType {
+	if m.opts.Weights == PrecisionAuto {
+		return 0
+	}
+	return m.opts.Weights.dtype()
+}
+
+func (m *Model) layer(i int) (*layerSlot, error) {
+	if s := m.layers[i]; s != nil {
+		return s, nil
+	}
+	s := &layerSlot{}
+	ws, err := loadModule(m.b, m.src, fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.weightType())
+	if err != nil {
+		return nil, err
+	}
+	var sc shapeCheck
+	s.l.check(m.cfg.Text, &sc)
+	if err := sc.err(); err != nil {
+		ws.Free()
+		return nil, err
+	}
+	s.ws = ws
+	m.layers[i] = s
+	return s, nil
+}
+
+func (m *Model) release(i int) {
+	if m.opts.Residency == Streamed && m.layers[i] != nil {
+		m.layers[i].ws.Free()
+		m.layers[i] = nil
+	}
+}
+
+func (m *Model) compute(name string, g *ggml.Graph) error {
+	if m.graphHook != nil {
+		m.graphHook(name, g)
+	}
+	if err := g.Compute(); err != nil {
+		return fmt.Errorf("textenc: %s: %w", name, err)
+	}
+	return nil
+}
+
+func (m *Model) tap(name string, data []float32) {
+	if m.opts.Tap != nil {
+		m.opts.Tap(name, data)
+	}
+}
+
+// positions is the per-token mRoPE (t, h, w).
+type positions [3][]int32
+
+// rows packs rows [s, e) as ggml's multi-axis RoPE wants them: all t, then
+// all h, all w, and a zero fourth axis.
+func (p positions) rows(s, e int) []int32 {
+	n := e - s
+	out := make([]int32, 4*n)
+	for a := 0; a < 3; a++ {
+		copy(out[a*n:(a+1)*n], p[a][s:e])
+	}
+	return out
+}
+
+// runText runs the language layers over x (row-major [S, hidden]) in place.
+// After layer i < len(deepstack), deepstack[i] (one row per visual row, in
+// order) is added at the visual rows.
+func (m *Model) runText(ctx context.Context, x []float32, pos positions, visual []int, deepstack [][]float32) error {
+	D := m.cfg.Text.Hidden
+	for li := 0; li < m.opts.Layers; li++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		s, err := m.layer(li)
+		if err != nil {
+			return err
+		}
+		k, v, err := m.keysValues(li, &s.l, x, pos)
+		if err != nil {
+			return err
+		}
+		if err := m.queries(li, &s.l, x, pos, k, v); err != nil {
+			return err
+		}
+		m.release(li)
+		m.tap(fmt.Sprintf("layer%d_out", li), x)
+		if li < len(deepstack) {
+			if len(deepstack[li]) != len(visual)*D {
+				return errors.New("textenc: deepstack feature rows differ from the visual rows")
+			}
+			for j, r := range visual {
+				row := x[r*D : (r+1)*D]
+				for i, d := range deepstack[li][j*D : (j+1)*D] {
+					row[i] += d
+				}
+			}
+		}
+		m.opts.Logger.Debug("textenc layer", "layer", li, "rows", len(x)/D, "ms", time.Since(t0).Milliseconds())
+	}
+	return nil
+}
+
+// keysValues computes every row's rotated keys and values for layer li,
+// RowGroup rows per graph, and returns them as host bytes of KVType in
+// ggml order [hd, KVHeads, S] (a prefix of rows is a prefix of bytes).
+func (m *Model) keysValues(li int, l *TextLayer, x []float32, pos positions) (k, v []byte, err error) {
+	c := m.cfg.Text
+	D, S, G := c.Hidden, len(x)/c.Hidden, m.opts.RowGroup
+	rowBytes := c.KVHeads * c.HeadDim * m.kvType.RowBytes(1)
+	k, v = make([]byte, S*rowBytes), make([]byte, S*rowBytes)
+	for s := 0; s < S; s += G {
+		e := min(S, s+G)
+		g := m.b.NewGraph(0)
+		xin := g.Input("x", ggml.F32, D, e-s)
+		xin.SetF32(x[s*D : e*D])
+		pin := g.Input("pos", ggml.I32, 4*(e-s))
+		pin.SetI32(pos.rows(s, e))
+		kt, vt := l.KeysValues(g, xin, pin, c)
+		if m.kvType != ggml.F32 {
+			kt, vt = g.Cast(kt, m.kvType), g.Cast(vt, m.kvType)
+		}
+		g.Output(kt, vt)
+		if err := m.compute(fmt.Sprintf("layer %d keys/values rows %d-%d", li, s, e), g); err != nil {
+			g.Free()
+			return nil, nil, err
+		}
+		copy(k[s*rowBytes:], kt.Raw())
+		copy(v[s*rowBytes:], vt.Raw())
+		g.Free()
+	}
+	return k, v, nil
+}
+
+// queries runs layer li's attention and MLP for every row group, each group
+// attending to the keys of all rows up to its last, and writes the layer
+// output over x.
+func (m *Model) queries(li int, l *TextLayer, x []float32, pos positions, k, v []byte) error {
+	c := m.cfg.Text
+	D, S, G := c.Hidden, len(x)/c.Hidden, m.opts.RowGroup
+	rowBytes := c.KVHeads * c.HeadDim * m.kvType.RowBytes(1)
+	out := make([]float32, len(x))
+	for s := 0; s < S; s += G {
+		e := min(S, s+G)
+		g := m.b.NewGraph(0)
+		xin := g.Input("x", ggml.F32, D, e-s)
+		xin.SetF32(x[s*D : e*D])
+		pin := g.Input("pos", ggml.I32, 4*(e-s))
+		pin.SetI32(pos.rows(s, e))
+		kin := g.Input("k", m.kvType, c.HeadDim, c.KVHeads, e)
+		kin.SetRaw(k[:e*rowBytes])
+		vin := g.Input("v", m.kvType, c.HeadDim, c.KVHeads, e)
+		vin.SetRaw(v[:e*rowBytes])
+		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.kvType, fmt.Sprintf("blk.%d", li))
+		g.Output(y)
+		if err := m.compute(fmt.Sprintf("layer %d rows %d-%d", li, s, e), g); err != nil {
+			g.Free()
+			return err
+		}
+		copy(out[s*D:], y.F32())
+		g.Free()
+	}
+	copy(x, out)
+	return nil
+}
