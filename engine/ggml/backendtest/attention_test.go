@@ -9,12 +9,11 @@ import (
 	"h3studio/engine/ggml"
 )
 
-// causalLong runs causal GQA attention over n tokens (4 query heads on 2
+// causalLong runs causal GQA attention over n tokens on b (4 query heads on 2
 // K/V heads, head dim 64, default chunking) and checks sampled rows (chunk
 // edges, the first and last rows) against the float64 reference: the
 // length h3.c crashes at must work, without any S x S mask.
-func causalLong(t *testing.T, n int) {
-	b := cpu(t)
+func causalLong(t *testing.T, b *ggml.Backend, n int) {
 	const d, h, hkv = 64, 4, 2
 	g := b.NewGraph(0)
 	defer g.Free()
@@ -66,7 +65,7 @@ func causalLong(t *testing.T, n int) {
 	}
 }
 
-func TestCausalAttention10231(t *testing.T) { causalLong(t, 10231) }
+func TestCausalAttention10231(t *testing.T) { causalLong(t, cpu(t), 10231) }
 
 // TestBadShapesPanic: misuse panics with a Go message naming the tensors,
 // before any ggml call could assert.

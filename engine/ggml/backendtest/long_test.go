@@ -4,4 +4,4 @@ package backendtest
 
 import "testing"
 
-func TestCausalAttention32768(t *testing.T) { causalLong(t, 32768) }
+func TestCausalAttention32768(t *testing.T) { causalLong(t, cpu(t), 32768) }

@@ -43,7 +43,14 @@ func TestMetal(t *testing.T) {
 	}
 }
 
-func TestMetalCausalAttention10231(t *testing.T) { causalLong(t, 10231) }
+func TestMetalCausalAttention10231(t *testing.T) {
+	gpu, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceGPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	causalLong(t, gpu, 10231)
+}
 
 func toF64(v []float32) []float64 {
 	out := make([]float64, len(v))
