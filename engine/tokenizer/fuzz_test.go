@@ -1,0 +1,100 @@
+package tokenizer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// maxFuzzText caps fuzz inputs as image/png's fuzz test caps image sizes.
+const maxFuzzText = 4096
+
+func addTextSeeds(f *testing.F) {
+	var corpus []string
+	readJSON(f, filepath.Join("testdata", "corpus.json"), &corpus)
+	for _, s := range corpus {
+		f.Add(s)
+	}
+	for _, s := range []string{"\xff", "a\xc3", "\xe2\x82 x", "'\xff's", "<|image_pad|>\u0301", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+}
+
+// FuzzEncodeQwen3: encoding never panics, is deterministic, yields ids the
+// vocabulary knows, and decodes back to the input bytes. Qwen3's added
+// tokens strip nothing and its normalizer is NFC, so the bytes round-trip
+// exactly for NFC input, invalid UTF-8 included.
+func FuzzEncodeQwen3(f *testing.F) {
+	addTextSeeds(f)
+	tok := qwen3(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > maxFuzzText {
+			return
+		}
+		ids := tok.Encode(s)
+		for _, id := range ids {
+			if _, ok := tok.Token(id); !ok {
+				t.Fatalf("Encode(%q) gave id %d, which has no token", s, id)
+			}
+		}
+		if again := tok.Encode(s); !slices.Equal(ids, again) {
+			t.Fatalf("Encode(%q) is not deterministic: %v then %v", s, ids, again)
+		}
+		if !norm.NFC.IsNormalString(s) {
+			s = norm.NFC.String(s)
+			ids = tok.Encode(s)
+		}
+		if got := tok.DecodeBytes(ids); !bytes.Equal(got, []byte(s)) {
+			t.Fatalf("DecodeBytes(Encode(%q)) = %q", s, got)
+		}
+	})
+}
+
+// FuzzEncodeTiny runs the same checks on a small tokenizer HF trained with
+// the Qwen schema plus added tokens with single_word/lstrip/rstrip, where
+// whitespace next to a stripping token is dropped, so only the no-panic and
+// determinism properties hold in general.
+func FuzzEncodeTiny(f *testing.F) {
+	addTextSeeds(f)
+	f.Add("Hi <mask> there\t<mask>\t<mask>\u2000 x [SEP]")
+	tok := loadTestdata(f, "tiny_qwen.json")
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > maxFuzzText {
+			return
+		}
+		ids := tok.Encode(s)
+		if again := tok.Encode(s); !slices.Equal(ids, again) {
+			t.Fatalf("Encode(%q) is not deterministic: %v then %v", s, ids, again)
+		}
+		_ = tok.Decode(ids)
+	})
+}
+
+// FuzzParse feeds mutated tokenizer.json files to the loader: it must
+// return an error or a usable tokenizer, never panic or allocate without
+// bound.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"tiny_gpt2_legacy.json", "tiny_unk.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":2000000000},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		tok, err := Parse(data)
+		if err != nil {
+			return
+		}
+		ids := tok.Encode("Hello <mask> wörld 123 \n\n")
+		_ = tok.Decode(ids)
+	})
+}
