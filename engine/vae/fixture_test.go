@@ -1,0 +1,101 @@
+package vae
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
+)
+
+// Fixtures come from tools/fixtures/vae/gen.py (ComfyUI's PyTorch VAEs at
+// tiny configs, float64 on the CPU). Tolerances are relative L2 errors of
+// our float32 graphs against them.
+const (
+	tolF32      = 1e-4 // named intermediates and outputs, f32 end to end
+	tolBlendF32 = 1e-4 // tiled decode against the tiled reference
+)
+
+const fixtureDir = "../../tools/fixtures/vae"
+
+func openFixture(t *testing.T, name string) weights.Source {
+	t.Helper()
+	src, err := weights.OpenSafetensors(filepath.Join(fixtureDir, name+".safetensors"))
+	if err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
+// fixtureTensor returns a fixture tensor's values and checkpoint shape.
+func fixtureTensor(t *testing.T, src weights.Source, name string) ([]float32, []int64) {
+	t.Helper()
+	info, ok := src.Lookup(name)
+	if !ok {
+		t.Fatalf("fixture has no tensor %s", name)
+	}
+	v, err := weights.Float32(src, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, info.Shape
+}
+
+func relL2(got, want []float32) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	var num, den float64
+	for i := range got {
+		d := float64(got[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(num / math.Max(den, 1e-30))
+}
+
+func checkRel(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d values, want %d", what, len(got), len(want))
+		return
+	}
+	e := relL2(got, want)
+	t.Logf("%-34s rel L2 %.3g (%d values)", what, e, len(got))
+	if !(e <= tol) {
+		t.Errorf("%s: rel L2 %.3g > %.1g", what, e, tol)
+	}
+}
+
+func cpuBackend(t *testing.T) *ggml.Backend {
+	t.Helper()
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
+	if err != nil {
+		t.Skipf("no ggml backend: %v", err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// auditor collects Metal-audit findings of every graph it is shown.
+type auditor struct {
+	t      *testing.T
+	graphs int
+}
+
+func (a *auditor) inspect(g *ggml.Graph) {
+	a.graphs++
+	for _, f := range ggml.Audit(g) {
+		a.t.Errorf("Metal audit: %s", f)
+	}
+}
+
+func (a *auditor) done() {
+	a.t.Helper()
+	if a.graphs == 0 {
+		a.t.Error("no graph was audited")
+	}
+	a.t.Logf("Metal audit: %d graphs, no CPU fallback", a.graphs)
+}

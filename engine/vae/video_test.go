@@ -1,0 +1,153 @@
+package vae
+
+import (
+	"testing"
+
+	"h3studio/engine/weights"
+)
+
+func videoConfig(t *testing.T, src weights.Source) *VideoConfig {
+	t.Helper()
+	md := src.Metadata()
+	cfg, err := ParseVideoConfig([]byte(md["video_vae/config.json"]), []byte(md["video_vae/source/config.json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func newTestEncoder(t *testing.T) (*VideoEncoder, *auditor) {
+	src := openFixture(t, "video_weights_encoder")
+	e, err := LoadVideoEncoder(cpuBackend(t), src, videoConfig(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	a := &auditor{t: t}
+	e.inspect = a.inspect
+	return e, a
+}
+
+func newTestDecoder(t *testing.T, o DecodeOptions) (*VideoDecoder, *auditor) {
+	src := openFixture(t, "video_weights_decoder")
+	d, err := LoadVideoDecoder(cpuBackend(t), src, videoConfig(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	a := &auditor{t: t}
+	d.inspect = a.inspect
+	return d, a
+}
+
+func clipFrom(data []float32, shape []int64) Clip {
+	// [1, 3, T, H, W] or [1, 3, H, W]
+	if len(shape) == 4 {
+		return Clip{T: 1, H: int(shape[2]), W: int(shape[3]), Data: data}
+	}
+	return Clip{T: int(shape[2]), H: int(shape[3]), W: int(shape[4]), Data: data}
+}
+
+func latentFrom(data []float32, shape []int64) Latent {
+	return Latent{C: int(shape[1]), T: int(shape[2]), H: int(shape[3]), W: int(shape[4]), Data: data}
+}
+
+// videoTap converts a ggml [W, H, C, T] tap to [C][T][H][W].
+func videoTap(tp *tapper, name string) []float32 {
+	s := tp.shapes[name]
+	return fromGGMLVideo(tp.values[name], s[0], s[1], s[2], s[3]).d
+}
+
+func TestVideoEncodeImage(t *testing.T) {
+	e, a := newTestEncoder(t)
+	fx := openFixture(t, "video_image")
+	names := []string{"enc.conv_in", "enc.down.0.block.0", "enc.down.0.downsample", "enc.down.2.downsample", "enc.down.5.block.0", "enc.out", "moments"}
+	e.taps = newTapper(names...)
+	px, shape := fixtureTensor(t, fx, "input.pixels")
+	z, err := e.EncodeImage(clipFrom(px, shape))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		want, _ := fixtureTensor(t, fx, "tap."+n)
+		checkRel(t, n, videoTap(e.taps, n), want, tolF32)
+	}
+	want, wshape := fixtureTensor(t, fx, "output.latent")
+	if z.C != int(wshape[1]) || z.T != 1 || z.H != int(wshape[3]) || z.W != int(wshape[4]) {
+		t.Fatalf("latent %dx%dx%dx%d, want %v", z.C, z.T, z.H, z.W, wshape)
+	}
+	checkRel(t, "latent (image)", z.Data, want, tolF32)
+	a.done()
+}
+
+func TestVideoEncodeClips(t *testing.T) {
+	e, a := newTestEncoder(t)
+	for _, name := range []string{"video_encode", "video_encode_tiled"} {
+		fx := openFixture(t, name)
+		px, shape := fixtureTensor(t, fx, "input.pixels")
+		z, err := e.EncodeVideo(clipFrom(px, shape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wshape := fixtureTensor(t, fx, "output.latent")
+		if z.T != int(wshape[2]) || z.H != int(wshape[3]) || z.W != int(wshape[4]) {
+			t.Fatalf("%s: latent %dx%dx%d, want %v", name, z.T, z.H, z.W, wshape)
+		}
+		checkRel(t, name+" latent", z.Data, want, tolF32)
+	}
+	a.done()
+}
+
+func TestVideoDecode(t *testing.T) {
+	cases := []struct {
+		fixture string
+		tile    int // 0: the config's tile (32 px in the tiny model), huge: untiled
+	}{
+		{"video_decode", 1 << 20},
+		{"video_decode_tiled", 0},
+		{"video_decode_long", 0},
+		{"video_decode_image", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture, func(t *testing.T) {
+			d, a := newTestDecoder(t, DecodeOptions{Precision: Reference, TileSize: c.tile})
+			fx := openFixture(t, c.fixture)
+			var names []string
+			if c.fixture == "video_decode" {
+				names = []string{"post_quant", "dec.x_embed", "dec.block.0", "dec.block.1", "dec.norm_out"}
+				d.taps = newTapper(names...)
+			}
+			zd, zs := fixtureTensor(t, fx, "input.latent")
+			clip, err := d.DecodeClip(latentFrom(zd, zs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				want, ws := fixtureTensor(t, fx, "tap."+n)
+				got := d.taps.values[n]
+				if n == "post_quant" { // ggml [C, N] is [N][C]; the reference is [C][N]
+					got = transpose(got, int(ws[1]), len(got)/int(ws[1]))
+				}
+				checkRel(t, n, got, want, tolF32)
+			}
+			want, ws := fixtureTensor(t, fx, "output.pixels")
+			if clip.T != int(ws[2]) || clip.H != int(ws[3]) || clip.W != int(ws[4]) {
+				t.Fatalf("decoded %dx%dx%d, want %v", clip.T, clip.H, clip.W, ws)
+			}
+			checkRel(t, c.fixture+" pixels", clip.Data, want, tolF32)
+			t.Logf("%d decoder calls", d.Calls)
+			a.done()
+		})
+	}
+}
+
+// transpose turns [n][c] into [c][n].
+func transpose(v []float32, c, n int) []float32 {
+	out := make([]float32, len(v))
+	for i := range n {
+		for j := range c {
+			out[j*n+i] = v[i*c+j]
+		}
+	}
+	return out
+}

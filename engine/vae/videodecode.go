@@ -1,0 +1,300 @@
+package vae
+
+import (
+	"fmt"
+
+	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
+)
+
+// VideoDecoder turns normalised video latents into RGB frames.
+type VideoDecoder struct {
+	cfg *VideoConfig
+	b   *ggml.Backend
+	ws  *ggml.WeightSet
+	net *videoDecoder
+	opt DecodeOptions
+	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
+	Calls int
+	taps    *tapper
+	inspect func(*ggml.Graph) // tests: sees every graph before it runs
+}
+
+// DecodeOptions tunes the decoder; the zero value is the release recipe on
+// the backend's fast attention.
+type DecodeOptions struct {
+	Precision Precision
+	// TileSize is the spatial tile in pixels (0: vae_tile_size, shrunk to
+	// fit MemoryBudget). A tile as large as the canvas decodes untiled.
+	TileSize int
+	// MemoryBudget bounds the activations of one decoder call in bytes
+	// (0: no bound beyond the tile size).
+	MemoryBudget int64
+}
+
+// LoadVideoDecoder loads post_quant_conv and the ViT decoder from src onto b.
+func LoadVideoDecoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig, o DecodeOptions) (*VideoDecoder, error) {
+	l := newLoader(src)
+	net := loadVideoDecoder(l, cfg)
+	ws, err := l.upload(b)
+	if err != nil {
+		return nil, err
+	}
+	return &VideoDecoder{cfg: cfg, b: b, ws: ws, net: net, opt: o}, nil
+}
+
+// Close frees the weights.
+func (d *VideoDecoder) Close() { d.ws.Free() }
+
+// Frames is how many frames a latent of t steps decodes to (1 for t = 1;
+// 22 for 7, 39 for 12).
+func (d *VideoDecoder) Frames(t int) int {
+	if t == 1 {
+		return 1
+	}
+	return newTemporalPlan(t, d.cfg).frames
+}
+
+// TileBytes estimates the activation bytes of one decoder call on a tile of
+// ts pixels: per token the FFN's 2·4·dim projection, its gate copy and
+// product, QKV and the residual stream, plus the output patch.
+func (d *VideoDecoder) TileBytes(ts int) int64 {
+	r := d.cfg.SpatialRatio()
+	chunk := newTemporalPlan(1, d.cfg)
+	steps := chunk.chunkTokens + chunk.overlapTokens
+	tokens := int64(steps*(ts/r)*(ts/r) + decoderSuffix)
+	perToken := int64(4 * (18*d.net.dim + 2*d.net.outCh*d.net.patchT*d.net.patch*d.net.patch))
+	return tokens * perToken
+}
+
+// tileSize picks the tile: the option, else the config's, shrunk in steps of
+// the latent cell until it fits the memory budget (never below twice the
+// minimum overlap).
+func (d *VideoDecoder) tileSize() int {
+	if d.opt.TileSize > 0 {
+		return d.opt.TileSize
+	}
+	ts := d.cfg.TileSize
+	r := d.cfg.SpatialRatio()
+	for d.opt.MemoryBudget > 0 && ts-r > 2*d.cfg.TileOverlapMin && d.TileBytes(ts) > d.opt.MemoryBudget {
+		ts -= r
+	}
+	return ts
+}
+
+// Decode decodes a normalised latent and hands each finished frame [3][H][W]
+// (values in [0, 1]) to emit in order, so a long clip never sits in memory.
+func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error) error {
+	if z.C != d.cfg.LatentChannels || len(z.Data) != z.C*z.T*z.H*z.W || z.T < 1 {
+		return fmt.Errorf("vae: decode: latent %dx%dx%dx%d (%d values), want %d channels", z.C, z.T, z.H, z.W, len(z.Data), d.cfg.LatentChannels)
+	}
+	x := vol{z.C, z.T, z.H, z.W, make([]float32, len(z.Data))}
+	per := z.T * z.H * z.W
+	for c := range z.C {
+		mu, sd := float32(d.cfg.LatentsMean[c]), float32(d.cfg.LatentsStd[c])
+		for i := range per {
+			x.d[c*per+i] = z.Data[c*per+i]*sd + mu
+		}
+	}
+	w := &frameWriter{emit: emit, total: d.Frames(z.T)}
+	if z.T == 1 {
+		raw, err := d.decodeTiled(x)
+		if err != nil {
+			return err
+		}
+		return w.write(raw.crop(raw.t-1, raw.t, 0, raw.h, 0, raw.w))
+	}
+	p := newTemporalPlan(z.T, d.cfg)
+	if p.padTokens > 0 {
+		padded := newVol(x.c, x.t+p.padTokens, x.h, x.w)
+		padded.paste(x, 0, 0, 0)
+		last := x.crop(x.t-1, x.t, 0, x.h, 0, x.w)
+		for k := range p.padTokens {
+			padded.paste(last, x.t+k, 0, 0)
+		}
+		x = padded
+	}
+	chunkFrames := p.chunkTokens * p.ratio
+	var overlap *vol
+	for i := range p.chunks {
+		start := i * p.chunkTokens
+		end := min(start+p.chunkTokens+p.overlapTokens, x.t)
+		raw, err := d.decodeTiled(x.crop(start, end, 0, x.h, 0, x.w))
+		if err != nil {
+			return err
+		}
+		for j := range p.split {
+			fs := j * chunkFrames
+			fe := min(fs+chunkFrames, raw.t)
+			if fe-fs <= p.prePad {
+				continue
+			}
+			part := raw.crop(fs+p.prePad, fe, 0, raw.h, 0, raw.w)
+			if j == 0 {
+				if overlap != nil {
+					part = blend(*overlap, part, p.overlapFrames, axisT)
+					overlap = nil
+				}
+				if err := w.write(part); err != nil {
+					return err
+				}
+			} else {
+				overlap = &part
+			}
+		}
+		if i == p.chunks-1 && overlap != nil {
+			if err := w.write(*overlap); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DecodeClip decodes a whole latent into memory.
+func (d *VideoDecoder) DecodeClip(z Latent) (Clip, error) {
+	n := d.Frames(z.T)
+	h, w := z.H*d.cfg.SpatialRatio(), z.W*d.cfg.SpatialRatio()
+	c := Clip{T: n, H: h, W: w, Data: make([]float32, 3*n*h*w)}
+	err := d.Decode(z, func(t int, f []float32) error {
+		for ch := range 3 {
+			copy(c.Data[(ch*n+t)*h*w:][:h*w], f[ch*h*w:][:h*w])
+		}
+		return nil
+	})
+	return c, err
+}
+
+// frameWriter de-normalises, clamps and emits frames, up to total.
+type frameWriter struct {
+	emit  func(int, []float32) error
+	total int
+	next  int
+}
+
+func (w *frameWriter) write(part vol) error {
+	plane := part.h * part.w
+	for t := 0; t < part.t && w.next < w.total; t++ {
+		f := make([]float32, 3*plane)
+		for c := range 3 {
+			sd, mu := float32(pixelStd[c]), float32(pixelMean[c])
+			src := part.d[part.idx(c, t, 0, 0):][:plane]
+			for i, v := range src {
+				f[c*plane+i] = min(max(v*sd+mu, 0), 1)
+			}
+		}
+		if err := w.emit(w.next, f); err != nil {
+			return err
+		}
+		w.next++
+	}
+	return nil
+}
+
+// decodeTiled decodes a chunk of de-normalised latents with spatial tiles
+// blended in pixel space; the result is raw decoder output [3][4T][H][W].
+func (d *VideoDecoder) decodeTiled(z vol) (vol, error) {
+	r := d.cfg.SpatialRatio()
+	ts := d.tileSize()
+	height, width := z.h*r, z.w*r
+	ys := splitTiles(height, ts, d.cfg.TileOverlapMin, r)
+	xs := splitTiles(width, ts, d.cfg.TileOverlapMin, r)
+	var canvas vol
+	var rowTails []vol
+	oy := 0
+	for i := range ys.starts {
+		var newTails []vol
+		var leftTail *vol
+		ox, th := 0, 0
+		for j := range xs.starts {
+			tile, err := d.decodeTile(z.crop(0, z.t, ys.starts[i]/r, (ys.starts[i]+ys.sizes[i])/r, xs.starts[j]/r, (xs.starts[j]+xs.sizes[j])/r))
+			if err != nil {
+				return vol{}, err
+			}
+			if canvas.d == nil {
+				canvas = newVol(tile.c, tile.t, height, width)
+			}
+			if i < len(ys.starts)-1 {
+				newTails = append(newTails, tile.crop(0, tile.t, tile.h-ys.overlaps[i], tile.h, 0, tile.w))
+			}
+			var nextLeft *vol
+			if j < len(xs.starts)-1 {
+				t := tile.crop(0, tile.t, 0, tile.h, tile.w-xs.overlaps[j], tile.w)
+				nextLeft = &t
+			}
+			if i > 0 {
+				tile = blend(rowTails[j], tile, ys.overlaps[i-1], axisH)
+			}
+			if j > 0 {
+				tile = blend(*leftTail, tile, xs.overlaps[j-1], axisW)
+			}
+			leftTail = nextLeft
+			h, w := tile.h, tile.w
+			if i < len(ys.starts)-1 {
+				h -= ys.overlaps[i]
+			}
+			if j < len(xs.starts)-1 {
+				w -= xs.overlaps[j]
+			}
+			canvas.paste(tile.crop(0, tile.t, 0, h, 0, w), 0, oy, ox)
+			ox += w
+			th = h
+		}
+		rowTails = newTails
+		oy += th
+	}
+	return canvas, nil
+}
+
+// decodeTile runs the decoder graph on de-normalised latents [C][T][h][w]
+// and un-patchifies to raw pixels [3][4T][16h][16w].
+func (d *VideoDecoder) decodeTile(z vol) (vol, error) {
+	n := z.t * z.h * z.w
+	tokens := make([]float32, z.c*n)
+	for c := range z.c {
+		for i := range n {
+			tokens[i*z.c+c] = z.d[c*n+i]
+		}
+	}
+	g := d.b.NewGraph(0)
+	defer g.Free()
+	in := g.Input("latent", ggml.F32, z.c, n)
+	in.SetF32(tokens)
+	s := n + decoderSuffix
+	cosT := g.Input("rope.cos", ggml.F32, d.net.pairs, 1, s)
+	sinT := g.Input("rope.sin", ggml.F32, d.net.pairs, 1, s)
+	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
+	cosT.SetF32(cos)
+	sinT.SetF32(sin)
+	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision, d.taps)
+	g.Output(out)
+	if d.inspect != nil {
+		d.inspect(g)
+	}
+	if err := g.Compute(); err != nil {
+		return vol{}, fmt.Errorf("vae: decode: %w", err)
+	}
+	d.Calls++
+	d.taps.read()
+	return d.net.unpatchify(out.F32(), z.t, z.h, z.w), nil
+}
+
+// unpatchify maps rows [(c, dt, dy, dx)] of each voxel (t, h, w) to pixels.
+func (d *videoDecoder) unpatchify(rows []float32, t, h, w int) vol {
+	p, pt := d.patch, d.patchT
+	out := newVol(d.outCh, t*pt, h*p, w*p)
+	row := d.outCh * pt * p * p
+	for tok := range t * h * w {
+		vt, vy, vx := tok/(h*w), tok/w%h, tok%w
+		r := rows[tok*row:][:row]
+		for c := range d.outCh {
+			for dt := range pt {
+				for dy := range p {
+					dst := out.idx(c, vt*pt+dt, vy*p+dy, vx*p)
+					copy(out.d[dst:dst+p], r[((c*pt+dt)*p+dy)*p:][:p])
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package vae
+
+import (
+	"fmt"
+	"math"
+
+	"h3studio/engine/ggml"
+)
+
+// Video decoder: post_quant_conv, then a ViT over latent voxels (ViT3DDecoder).
+// Tokens are ggml [dim, S]: the T·H·W voxels in (t, h, w) order, then 4
+// register tokens and one zero token. Each block: pre-RMSNorm, QKV with
+// bias (rows grouped per head as [q | k | v]), non-affine RMSNorm on q and k,
+// split-half RoPE over 3 axes, attention, output projection, residual
+// scaled by scale1; then RMSNorm, gated-SiLU FFN, residual scaled by scale2.
+// The head maps each voxel to a 4x16x16 RGB patch.
+// ref: ComfyUI comfy/ldm/minimax/vae.py ViT3DDecoder, TransformerBlock.
+
+// Precision selects the K/V type of the decoder's attention.
+type Precision int
+
+const (
+	// Fast uses the backend's attention K/V type (f16 on Metal, bf16 on the CPU).
+	Fast Precision = iota
+	// Reference keeps K/V in f32 (parity tests; slower).
+	Reference
+)
+
+// vitBlock is one TransformerBlock.
+type vitBlock struct {
+	Norm1, QKVW, QKVB, OutW, OutB, Scale1 *ggml.Tensor
+	Norm2, W1W, W1B, W2W, W2B, Scale2     *ggml.Tensor
+}
+
+// videoDecoder is post_quant_conv plus ViT3DDecoder.
+type videoDecoder struct {
+	PostW, PostB   *ggml.Tensor
+	EmbedW, EmbedB *ggml.Tensor
+	Registers      *ggml.Tensor
+	Blocks         []vitBlock
+	NormW, NormB   *ggml.Tensor
+	ProjW, ProjB   *ggml.Tensor
+
+	heads, dimHead, dim, pairs int
+	invFreq                    []float64
+	patch, patchT, outCh       int
+}
+
+func loadVideoDecoder(l *loader, c *VideoConfig) *videoDecoder {
+	v := c.Source.ViT
+	d := &videoDecoder{heads: v.Heads, dimHead: v.DimHead, dim: c.Dim(), pairs: c.RopePairs(),
+		patch: c.SpatialRatio(), patchT: c.TemporalRatio(), outCh: c.Source.OutChannels}
+	z, e := c.Source.ZChannels, c.Source.EmbedDim
+	l.tensor(&d.PostW, "post_quant_conv.weight", []int{z, e, 1, 1, 1}, e, z)
+	l.tensor(&d.PostB, "post_quant_conv.bias", []int{z}, z)
+	l.linear(&d.EmbedW, &d.EmbedB, "decoder.x_embedder", z, d.dim)
+	l.tensor(&d.Registers, "decoder.register_tokens", []int{1, registerTokens, d.dim}, d.dim, registerTokens)
+	inner := ffnMult * d.dim
+	d.Blocks = make([]vitBlock, v.Layers) // the loader keeps pointers into it
+	for i := range d.Blocks {
+		p := fmt.Sprintf("decoder.transformer_blocks.%d.", i)
+		b := &d.Blocks[i]
+		l.tensor(&b.Norm1, p+"norm1.weight", []int{d.dim}, d.dim)
+		l.linear(&b.QKVW, &b.QKVB, p+"attn.to_qkv", d.dim, 3*d.dim)
+		l.linear(&b.OutW, &b.OutB, p+"attn.to_out", d.dim, d.dim)
+		l.tensor(&b.Scale1, p+"scale1", []int{d.dim}, d.dim)
+		l.tensor(&b.Norm2, p+"norm2.weight", []int{d.dim}, d.dim)
+		l.linear(&b.W1W, &b.W1B, p+"ff.w1", d.dim, 2*inner)
+		l.linear(&b.W2W, &b.W2B, p+"ff.w2", inner, d.dim)
+		l.tensor(&b.Scale2, p+"scale2", []int{d.dim}, d.dim)
+	}
+	l.tensor(&d.NormW, "decoder.norm_out.weight", []int{d.dim}, d.dim)
+	l.tensor(&d.NormB, "decoder.norm_out.bias", []int{d.dim}, d.dim)
+	l.linear(&d.ProjW, &d.ProjB, "decoder.proj_out", d.dim, d.outCh*d.patchT*d.patch*d.patch)
+	// inv_freq = 1/theta^(k·6/rot) for k < rot/6, rot = int(dim_head·ratio)
+	rot := 2 * d.pairs
+	for k := range d.pairs / 3 {
+		d.invFreq = append(d.invFreq, 1/math.Pow(v.RopeTheta, float64(6*k)/float64(rot)))
+	}
+	return d
+}
+
+// ropeTables returns cos and sin [pairs, S] for a t x h x w voxel grid plus
+// the suffix tokens (position 0: no rotation). Pair p rotates axis p/F with
+// frequency p%F, angle 2π·coord·inv_freq, coord the cell centre in (-1, 1).
+func (d *videoDecoder) ropeTables(t, h, w int) (cos, sin []float32) {
+	n := t * h * w
+	s := n + decoderSuffix
+	f := len(d.invFreq)
+	cos = make([]float32, d.pairs*s)
+	sin = make([]float32, d.pairs*s)
+	centre := func(i, n int) float64 { return 2*(float64(i)+0.5)/float64(n) - 1 }
+	for tok := range s {
+		var c [3]float64
+		if tok < n {
+			c = [3]float64{centre(tok/(h*w), t), centre(tok/w%h, h), centre(tok%w, w)}
+		}
+		for p := range d.pairs {
+			// the reference rounds coordinates and angles through float32
+			a := float64(float32(float32(2*math.Pi*c[p/f]) * float32(d.invFreq[p%f])))
+			cos[tok*d.pairs+p] = float32(math.Cos(a))
+			sin[tok*d.pairs+p] = float32(math.Sin(a))
+		}
+	}
+	return cos, sin
+}
+
+// Forward decodes latents z [C, N] (N = t·h·w voxels in (t, h, w) order,
+// already de-normalised) to patches [3·4·16·16, N]. cos and sin are
+// ropeTables inputs [pairs, 1, S].
+func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, prec Precision, tp *tapper) *ggml.Tensor {
+	n := z.Ne(1)
+	x := g.Add(g.MulMat(d.PostW, z), d.PostB)
+	tp.tap(g, "post_quant", x)
+	x = g.Add(g.MulMat(d.EmbedW, x), d.EmbedB)
+	tp.tap(g, "dec.x_embed", x)
+	zero := g.Zeros(ggml.F32, d.dim, 1)
+	x = g.Concat(g.Concat(x, d.Registers, 1), zero, 1) // [dim, S]
+	for i := range d.Blocks {
+		x = d.block(g, &d.Blocks[i], x, cos, sin, prec)
+		tp.tap(g, fmt.Sprintf("dec.block.%d", i), x)
+	}
+	x = g.Add(g.Mul(g.LayerNorm(x, vitEps), d.NormW), d.NormB)
+	tp.tap(g, "dec.norm_out", x)
+	x = g.View(x, 0, []int{d.dim, n}, nil)
+	return g.Add(g.MulMat(d.ProjW, x), d.ProjB)
+}
+
+// block is TransformerBlock.forward on x [dim, S].
+func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tensor, prec Precision) *ggml.Tensor {
+	s := x.Ne(1)
+	h := g.Mul(g.RMSNorm(x, vitEps), b.Norm1)
+	qkv := g.Add(g.MulMat(b.QKVW, h), b.QKVB) // [3·dim, S], per head [q | k | v]
+	head := func(part int) *ggml.Tensor {
+		return g.View(qkv, part*d.dimHead*4, []int{d.dimHead, d.heads, s}, []int{3 * d.dimHead * 4, qkv.Nb(1)})
+	}
+	q := g.RoPETable(g.RMSNorm(head(0), vitEps), cos, sin)
+	k := g.RoPETable(g.RMSNorm(head(1), vitEps), cos, sin)
+	v := head(2)
+	a := d.attend(g, q, k, v, prec) // [dimHead, heads, S]
+	o := g.Add(g.MulMat(b.OutW, g.Reshape(a, d.dim, s)), b.OutB)
+	x = g.Add(x, g.Mul(o, b.Scale1))
+
+	h = g.Mul(g.RMSNorm(x, vitEps), b.Norm2)
+	f := g.Add(g.MulMat(b.W1W, h), b.W1B) // [2·inner, S]: gate, then value
+	inner := f.Ne(0) / 2
+	gate := g.Cont(g.View(f, 0, []int{inner, s}, []int{f.Nb(1)}))
+	up := g.View(f, inner*4, []int{inner, s}, []int{f.Nb(1)})
+	f = g.Add(g.MulMat(b.W2W, g.Mul(g.SiLU(gate), up)), b.W2B)
+	return g.Add(x, g.Mul(f, b.Scale2))
+}
+
+// attend is full (non-causal) attention of q, k, v [dimHead, heads, S]; the
+// result is [dimHead, heads, S].
+func (d *videoDecoder) attend(g *ggml.Graph, q, k, v *ggml.Tensor, prec Precision) *ggml.Tensor {
+	perm := func(t *ggml.Tensor) *ggml.Tensor { return g.Permute(t, 0, 2, 1, 3) } // [D, S, H]
+	scale := float32(1 / math.Sqrt(float64(d.dimHead)))
+	if prec == Reference {
+		return g.FlashAttn(perm(q), perm(k), perm(g.Cont(v)), nil, scale)
+	}
+	return g.Attention(perm(q), perm(k), perm(g.Cont(v)), ggml.AttentionOptions{Scale: scale, Name: "vae.attn"})
+}

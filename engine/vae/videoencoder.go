@@ -1,0 +1,215 @@
+package vae
+
+import (
+	"fmt"
+
+	"h3studio/engine/ggml"
+)
+
+// Video encoder: a causal 3-D CNN (EncoderFCN3D). Activations are ggml
+// [W, H, C, T]. Every 3x3x3 conv reflect-pads space by one and prepends two
+// zero frames (causal); downsampling convs reflect-pad right and bottom only.
+// ref: ComfyUI comfy/ldm/minimax/vae.py CausalConv3d, ResnetBlock3D,
+// Downsample3D, EncoderFCN3D.
+
+// conv3d is a cubic Conv3d (kernel 1 or 3) in ggml.Conv3D's weight layout.
+type conv3d struct {
+	W, B *ggml.Tensor
+	k    int
+}
+
+func loadConv3D(l *loader, c *conv3d, name string, cin, cout, k int) {
+	c.k = k
+	if raw := l.read(name+".weight", cout, cin, k, k, k); raw != nil {
+		l.put(&c.W, name+".weight", ggml.Conv3DWeight(raw, cout, cin, k, k, k), k, k, cin, cout*k)
+	}
+	l.tensor(&c.B, name+".bias", []int{cout}, 1, 1, cout, 1)
+}
+
+// forward convolves x [W, H, Cin, T]: reflect padding (left, right, top,
+// bottom), causal zero frames for k > 1, and the given strides (W, H, T).
+func (c *conv3d) forward(g *ggml.Graph, x *ggml.Tensor, pad [4]int, stride [3]int) *ggml.Tensor {
+	x = reflectPad(g, x, pad)
+	y := g.Conv3D(x, c.W, c.k, ggml.Conv3DOptions{Stride: stride, CausalT: c.k - 1})
+	return g.Add(y, c.B)
+}
+
+// reflectPad pads axes 0 (left, right) and 1 (top, bottom) of x by 0 or 1
+// element with reflection (the neighbour of the edge, as F.pad "reflect"),
+// from views and concatenations only.
+func reflectPad(g *ggml.Graph, x *ggml.Tensor, pad [4]int) *ggml.Tensor {
+	for axis := range 2 {
+		before, after := pad[2*axis], pad[2*axis+1]
+		if before == 0 && after == 0 {
+			continue
+		}
+		if before > 1 || after > 1 || x.Ne(axis) < 2 {
+			panic(fmt.Sprintf("vae: reflect pad %v of %v: only 1 element of an axis of 2 or more", pad, x.Shape()))
+		}
+		slice := func(i int) *ggml.Tensor {
+			shape := []int{x.Ne(0), x.Ne(1), x.Ne(2), x.Ne(3)}
+			shape[axis] = 1
+			return g.View(x, i*x.Nb(axis), shape, []int{x.Nb(1), x.Nb(2), x.Nb(3)})
+		}
+		n := x.Ne(axis)
+		if before == 1 {
+			x = g.Concat(slice(1), x, axis)
+		}
+		if after == 1 {
+			// after the left pad the last element sits at n (before+n-1)
+			x = g.Concat(x, slice(before+n-2), axis)
+		}
+	}
+	return x
+}
+
+// groupNorm is the per-frame GroupNorm (32 groups, eps 1e-6) with its affine part.
+type groupNorm struct{ W, B *ggml.Tensor }
+
+func loadGroupNorm(l *loader, n *groupNorm, name string, c int) {
+	l.tensor(&n.W, name+".weight", []int{c}, 1, 1, c, 1)
+	l.tensor(&n.B, name+".bias", []int{c}, 1, 1, c, 1)
+}
+
+// silu returns SiLU(GroupNorm(x)) for x [W, H, C, T]: statistics per frame.
+func (n *groupNorm) silu(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
+	h := g.GroupNorm(x, groupNormGroups, groupNormEps)
+	return g.SiLU(g.Add(g.Mul(h, n.W), n.B))
+}
+
+// resBlock is ResnetBlock3D.
+type resBlock struct {
+	Norm1, Norm2 groupNorm
+	Conv1, Conv2 conv3d
+	Shortcut     *conv3d // nin_shortcut, when the width changes
+}
+
+// Forward: x + conv2(silu(norm2(conv1(silu(norm1(x)))))), x through the
+// 1x1x1 shortcut when the width changes.
+func (b *resBlock) Forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
+	same := [4]int{1, 1, 1, 1}
+	h := b.Conv1.forward(g, b.Norm1.silu(g, x), same, [3]int{})
+	h = b.Conv2.forward(g, b.Norm2.silu(g, h), same, [3]int{})
+	if b.Shortcut != nil {
+		x = b.Shortcut.forward(g, x, [4]int{}, [3]int{})
+	}
+	return g.Add(h, x)
+}
+
+type encLevel struct {
+	Blocks       []resBlock
+	Down         *conv3d
+	space, tstride int
+}
+
+// videoEncoder is EncoderFCN3D followed by quant_conv.
+type videoEncoder struct {
+	ConvIn  conv3d
+	Levels  []encLevel
+	NormOut groupNorm
+	ConvOut conv3d
+	Quant   conv3d
+}
+
+func loadVideoEncoder(l *loader, c *VideoConfig) *videoEncoder {
+	s := &c.Source
+	// the loader keeps pointers into these structs: allocate before loading
+	e := &videoEncoder{Levels: make([]encLevel, len(s.ChMult))}
+	loadConv3D(l, &e.ConvIn, "encoder.conv_in", s.InChannels, s.Ch*s.ChMult[0], 3)
+	in := s.Ch * s.ChMult[0]
+	for i, m := range s.ChMult {
+		out := s.Ch * m
+		lv := &e.Levels[i]
+		lv.space, lv.tstride = s.SpaceDown[i], s.TimeDown[i]
+		lv.Blocks = make([]resBlock, s.NumResBlocks)
+		for j := range lv.Blocks {
+			p := fmt.Sprintf("encoder.down.%d.block.%d", i, j)
+			b := &lv.Blocks[j]
+			loadGroupNorm(l, &b.Norm1, p+".norm1", in)
+			loadConv3D(l, &b.Conv1, p+".conv1", in, out, 3)
+			loadGroupNorm(l, &b.Norm2, p+".norm2", out)
+			loadConv3D(l, &b.Conv2, p+".conv2", out, out, 3)
+			if in != out {
+				b.Shortcut = &conv3d{}
+				loadConv3D(l, b.Shortcut, p+".nin_shortcut", in, out, 1)
+			}
+			in = out
+		}
+		if lv.space*lv.tstride > 1 {
+			lv.Down = &conv3d{}
+			loadConv3D(l, lv.Down, fmt.Sprintf("encoder.down.%d.downsample.conv", i), out, out, 3)
+		}
+	}
+	loadGroupNorm(l, &e.NormOut, "encoder.norm_out", in)
+	loadConv3D(l, &e.ConvOut, "encoder.conv_out", in, 2*s.ZChannels, 3)
+	loadConv3D(l, &e.Quant, "quant_conv", 2*s.ZChannels, 2*s.EmbedDim, 1)
+	return e
+}
+
+// Forward maps normalised pixels x [W, H, 3, T] to the posterior moments
+// [W/16, H/16, 2·latent, T'] (mean first), T' = 1 + (T-1)/4 for the release.
+func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, tp *tapper) *ggml.Tensor {
+	h := e.ConvIn.forward(g, x, [4]int{1, 1, 1, 1}, [3]int{})
+	tp.tap(g, "enc.conv_in", h)
+	for i := range e.Levels {
+		lv := &e.Levels[i]
+		for j := range lv.Blocks {
+			h = lv.Blocks[j].Forward(g, h)
+			tp.tap(g, fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
+		}
+		if lv.Down != nil {
+			pad := [4]int{}
+			if lv.space == 2 {
+				pad = [4]int{0, 1, 0, 1}
+			}
+			h = lv.Down.forward(g, h, pad, [3]int{lv.space, lv.space, lv.tstride})
+			tp.tap(g, fmt.Sprintf("enc.down.%d.downsample", i), h)
+		}
+	}
+	h = e.ConvOut.forward(g, e.NormOut.silu(g, h), [4]int{1, 1, 1, 1}, [3]int{})
+	tp.tap(g, "enc.out", h)
+	m := e.Quant.forward(g, h, [4]int{}, [3]int{})
+	tp.tap(g, "moments", m)
+	return m
+}
+
+// tapper marks named intermediates as graph outputs so tests can compare
+// them with the reference's; a nil tapper does nothing. Only the first graph
+// that produces a name is kept, as the fixtures keep a module's first call.
+type tapper struct {
+	want   map[string]bool
+	got    map[string]*ggml.Tensor
+	values map[string][]float32
+	shapes map[string][]int
+}
+
+func newTapper(names ...string) *tapper {
+	t := &tapper{want: map[string]bool{}, got: map[string]*ggml.Tensor{}, values: map[string][]float32{}, shapes: map[string][]int{}}
+	for _, n := range names {
+		t.want[n] = true
+	}
+	return t
+}
+
+func (tp *tapper) tap(g *ggml.Graph, name string, t *ggml.Tensor) {
+	if tp == nil || !tp.want[name] || tp.got[name] != nil || tp.values[name] != nil {
+		return
+	}
+	if !t.Contiguous() {
+		t = g.Cont(t)
+	}
+	g.Output(t)
+	tp.got[name] = t
+}
+
+// read copies the tapped tensors of the graph just computed to the host.
+func (tp *tapper) read() {
+	if tp == nil {
+		return
+	}
+	for name, t := range tp.got {
+		tp.values[name] = t.F32()
+		tp.shapes[name] = []int{t.Ne(0), t.Ne(1), t.Ne(2), t.Ne(3)}
+	}
+	tp.got = map[string]*ggml.Tensor{}
+}
