@@ -26,25 +26,25 @@ type VideoConfig struct {
 
 // VideoSource is video_vae/source/config.json (AutoencoderKLLegacy).
 type VideoSource struct {
-	ClassName      string     `json:"_class_name"`
-	InChannels     int        `json:"in_channels"`
-	OutChannels    int        `json:"out_ch"`
-	Ch             int        `json:"ch"`
-	ChMult         []int      `json:"ch_mult"`
-	NumResBlocks   int        `json:"num_res_blocks"`
-	SpaceDown      []int      `json:"space_down"`
-	TimeDown       []int      `json:"time_down"`
-	ZChannels      int        `json:"z_channels"`
-	EmbedDim       int        `json:"embed_dim"`
-	PaddingMode    string     `json:"padding_mode"`
-	PixelNormType  string     `json:"pixel_norm_type"`
-	CausalEncoder  bool       `json:"causal_encoder"`
-	TIsolatedGN    bool       `json:"use_t_isolated_gn"`
-	UseVitDecoder  bool       `json:"use_vit_decoder"`
-	Use3DConv      bool       `json:"use_3d_conv"`
-	ScalingFactor  float64    `json:"scaling_factor"`
-	ShiftFactor    float64    `json:"shift_factor"`
-	ViT            ViTDecoder `json:"vit_decoder_kwargs"`
+	ClassName     string     `json:"_class_name"`
+	InChannels    int        `json:"in_channels"`
+	OutChannels   int        `json:"out_ch"`
+	Ch            int        `json:"ch"`
+	ChMult        []int      `json:"ch_mult"`
+	NumResBlocks  int        `json:"num_res_blocks"`
+	SpaceDown     []int      `json:"space_down"`
+	TimeDown      []int      `json:"time_down"`
+	ZChannels     int        `json:"z_channels"`
+	EmbedDim      int        `json:"embed_dim"`
+	PaddingMode   string     `json:"padding_mode"`
+	PixelNormType string     `json:"pixel_norm_type"`
+	CausalEncoder bool       `json:"causal_encoder"`
+	TIsolatedGN   bool       `json:"use_t_isolated_gn"`
+	UseVitDecoder bool       `json:"use_vit_decoder"`
+	Use3DConv     bool       `json:"use_3d_conv"`
+	ScalingFactor float64    `json:"scaling_factor"`
+	ShiftFactor   float64    `json:"shift_factor"`
+	ViT           ViTDecoder `json:"vit_decoder_kwargs"`
 }
 
 // ViTDecoder is source/config.json's vit_decoder_kwargs.
@@ -140,7 +140,9 @@ func ReadVideoConfig(sourceConfig string) (*VideoConfig, error) {
 // Validate reports every problem with the configuration at once.
 func (c *VideoConfig) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("vae: video config: "+format, args...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("vae: video config: "+format, args...))
+	}
 	s := &c.Source
 	n := len(s.ChMult)
 	if n == 0 || len(s.SpaceDown) != n || len(s.TimeDown) != n {
@@ -298,7 +300,9 @@ func equalInts(a, b []int) bool {
 // Validate reports every problem with the configuration at once.
 func (c *AudioConfig) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("vae: audio config: "+format, args...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("vae: audio config: "+format, args...))
+	}
 	m := &c.Model
 	if !m.AttnProj || m.DecoderType != "bigvgan" {
 		bad("attn_proj %v, decoder_type %q: only the release model (attention projection, BigVGAN) is implemented", m.AttnProj, m.DecoderType)

@@ -54,11 +54,11 @@ func blendWeight(p, e int) float32 { return float32(p) / float32(e) }
 // steps starting every chunkTokens, keep each chunk's first chunkFrames
 // frames (minus prePad) and blend the remainder into the next chunk.
 type temporalPlan struct {
-	padTokens, chunks, frames int
-	chunkTokens, overlapTokens  int
-	prePad, overlapFrames       int
-	ratio                       int
-	split                       int // 2 when tokens are dropped: each chunk has a kept part and an overlap part
+	padTokens, chunks, frames  int
+	chunkTokens, overlapTokens int
+	prePad, overlapFrames      int
+	ratio                      int
+	split                      int // 2 when tokens are dropped: each chunk has a kept part and an overlap part
 }
 
 func newTemporalPlan(t int, c *VideoConfig) temporalPlan {

@@ -15,7 +15,7 @@ type VideoDecoder struct {
 	net *videoDecoder
 	opt DecodeOptions
 	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
-	Calls int
+	Calls   int
 	taps    *tapper
 	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }

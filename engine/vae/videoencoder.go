@@ -97,8 +97,8 @@ func (b *resBlock) Forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 }
 
 type encLevel struct {
-	Blocks       []resBlock
-	Down         *conv3d
+	Blocks         []resBlock
+	Down           *conv3d
 	space, tstride int
 }
 
