@@ -45,11 +45,17 @@ func ffmpegGen(t testing.TB, args ...string) {
 func clip(t testing.TB, dir, name string, w, h int, fps, seconds float64, audioHz int) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	args := []string{"-f", "lavfi", "-i", sprintf("testsrc2=size=%dx%d:rate=%g", w, h, fps)}
+	src, pixFmt := sprintf("testsrc2=size=%dx%d:rate=%g", w, h, fps), "yuv420p"
+	if w%2 != 0 || h%2 != 0 {
+		// testsrc2 and yuv420p are even-sized; odd sizes need 4:4:4.
+		src = sprintf("testsrc2=size=%dx%d:rate=%g,format=yuv444p,crop=%d:%d", w+w%2, h+h%2, fps, w, h)
+		pixFmt = "yuv444p"
+	}
+	args := []string{"-f", "lavfi", "-i", src}
 	if audioHz > 0 {
 		args = append(args, "-f", "lavfi", "-i", sprintf("sine=frequency=440:sample_rate=%d", audioHz))
 	}
-	args = append(args, "-t", sprintf("%g", seconds), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
+	args = append(args, "-t", sprintf("%g", seconds), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", pixFmt)
 	if audioHz > 0 {
 		args = append(args, "-c:a", "aac")
 	}

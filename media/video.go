@@ -106,7 +106,7 @@ func (t *Tools) OpenVideo(ctx context.Context, path string, opt VideoOptions) (*
 func videoFilter(info Info, opt VideoOptions) (filter string, w, h int) {
 	w, h = opt.Width, opt.Height
 	scale := func(sw, sh int) string {
-		return fmt.Sprintf(",scale=%d:%d:flags=lanczos+accurate_rnd+full_chroma_int", sw, sh)
+		return fmt.Sprintf(",scale=%d:%d:flags=lanczos+accurate_rnd", sw, sh)
 	}
 	filter = "fps=" + strconv.FormatFloat(opt.FPS, 'g', -1, 64)
 	switch opt.Policy {
