@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportDirection enforces ARCHITECTURE.md's dependency rules with the
+// go command itself: ui -> app -> engine/* -> engine/ggml; media and the
+// planner are pure Go; the engine never reaches back into app, ui or media.
+func TestImportDirection(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json", "./...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	type pkg struct {
+		ImportPath string
+		Deps       []string
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	has := func(p pkg, prefix string) bool {
+		for _, d := range p.Deps {
+			if d == prefix || strings.HasPrefix(d, prefix+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	type rule struct {
+		from, forbidden, why string
+	}
+	rules := []rule{
+		{"h3studio/media", "h3studio/engine", "media imports no engine package"},
+		{"h3studio/media", "fyne.io/fyne/v2", "media has no UI"},
+		{"h3studio/engine/layout", "h3studio/engine/ggml", "the planner is pure Go"},
+		{"h3studio/engine/plan", "h3studio/engine/ggml", "the planner is pure Go"},
+		{"h3studio/engine/layout", "h3studio/media", "the planner reads headers through app"},
+		{"h3studio/engine/plan", "h3studio/media", "the planner reads headers through app"},
+		{"h3studio/engine", "h3studio/app", "the engine never reaches back into app"},
+		{"h3studio/engine", "h3studio/ui", "the engine has no UI"},
+		{"h3studio/engine", "h3studio/media", "app wires media into the engine"},
+		{"h3studio/engine", "fyne.io/fyne/v2", "the engine has no UI"},
+		{"h3studio/app", "h3studio/ui", "app is headless"},
+		{"h3studio/app", "fyne.io/fyne/v2", "app is headless"},
+		{"h3studio/metal", "h3studio/app", "metal sits below app"},
+		{"h3studio/ui", "h3studio/engine/ggml", "ui talks only to app"},
+	}
+	// A positive control, so an empty Deps list can't make the test vacuous.
+	for _, p := range pkgs {
+		if p.ImportPath == "h3studio/ui" && !has(p, "h3studio/app") {
+			t.Fatalf("go list reports no dependency of ui on app; deps: %d", len(p.Deps))
+		}
+	}
+	for _, p := range pkgs {
+		for _, r := range rules {
+			if p.ImportPath != r.from && !strings.HasPrefix(p.ImportPath, r.from+"/") {
+				continue
+			}
+			if has(p, r.forbidden) {
+				t.Errorf("%s depends on %s: %s", p.ImportPath, r.forbidden, r.why)
+			}
+		}
+	}
+	// Pure-Go packages must build without cgo anywhere in their closure so
+	// they vet for darwin with CGO_ENABLED=0 and stay instant in the UI.
+	for _, p := range pkgs {
+		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
+			if has(p, "runtime/cgo") {
+				t.Errorf("%s pulls in cgo", p.ImportPath)
+			}
+		}
+	}
+}
