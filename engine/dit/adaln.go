@@ -213,7 +213,7 @@ func (m *Model) timeEmbedding(ts []float64) ([]float32, error) {
 	mark("t_emb", e)
 	s := g.SiLU(e)
 	g.Output(s)
-	if err := g.Compute(); err != nil {
+	if err := m.compute("time embedding", g); err != nil {
 		return nil, err
 	}
 	deliver()
@@ -238,7 +238,7 @@ func (m *Model) adaProject(prefix string, emb []float32, nt int) ([]float32, err
 	x.SetF32(emb)
 	y := linear(g, a.W, a.B, x)
 	g.Output(y)
-	if err := g.Compute(); err != nil {
+	if err := m.compute(prefix+"adaln", g); err != nil {
 		return nil, err
 	}
 	return y.F32(), nil

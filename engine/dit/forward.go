@@ -109,7 +109,7 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, blocks []int, 
 		gi := m.declareInputs(g, s, idx)
 		for _, i := range blocks {
 			mod := m.modulation(g, i, gi.idx)
-			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, kv: m.opt.KV, name: fmt.Sprintf("blk.%d.attn", i)}
+			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.opt.ExactKV, name: fmt.Sprintf("blk.%d.attn", i)}
 			x = cores[i].Forward(g, x, mod, a, mark)
 			mark(fmt.Sprintf("blk.%d.out", i), x)
 		}
@@ -123,7 +123,7 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, blocks []int, 
 	} else {
 		g.Output(x)
 	}
-	if err := g.Compute(); err != nil {
+	if err := m.compute(fmt.Sprintf("forward (embed %v, blocks %v, heads %v)", embed, blocks, heads), g); err != nil {
 		return nil, nil, err
 	}
 	deliver()

@@ -27,13 +27,14 @@ type Options struct {
 	// recorded it from the snapshot's provenance. Required.
 	QKV       weights.QKVLayout
 	Residency Residency
-	// WeightType, when set (BF16, F16, Q8_0 or Q4_K), converts the weight
+	// WeightType, when BF16, F16, Q8_0 or Q4_K, converts the weight
 	// matrices at load time, except the F32 islands of the release (patch
-	// projections, time embedder, output heads), which stay as stored.
+	// projections, time embedder, output heads). The zero value (F32's
+	// value) keeps every tensor as stored.
 	WeightType ggml.DType
-	// KV is the attention K/V dtype: 0 lets engine/ggml choose per backend;
-	// F32 keeps K/V exact (parity tests).
-	KV ggml.DType
+	// ExactKV keeps attention K/V in f32 (parity runs); otherwise
+	// engine/ggml picks the backend's K/V type (bf16 on the CPU, f16 on Metal).
+	ExactKV bool
 }
 
 // TapFunc receives a named intermediate (row-major [rows, width]).
@@ -60,6 +61,20 @@ type Model struct {
 
 	// Tap, when set, receives the intermediates named in the package doc.
 	Tap TapFunc
+	// Inspect, when set, sees every graph just before it runs (the Metal
+	// op audit in tests and on the Mac; stage names the graph).
+	Inspect func(stage string, g *ggml.Graph)
+}
+
+// compute runs a finished graph after showing it to Inspect.
+func (m *Model) compute(stage string, g *ggml.Graph) error {
+	if m.Inspect != nil {
+		m.Inspect(stage, g)
+	}
+	if err := g.Compute(); err != nil {
+		return fmt.Errorf("dit: %s: %w", stage, err)
+	}
+	return nil
 }
 
 // Load validates the checkpoint against cfg and uploads the weights the
@@ -299,12 +314,12 @@ func (m *Model) EncodeText(states []float32, rows int) ([]float32, error) {
 	h := linear(g, m.text.Proj, m.text.ProjB, x)
 	mark("text.proj", h)
 	for i := range m.refiner {
-		h = m.refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), kv: m.opt.KV, name: fmt.Sprintf("refiner.%d.attn", i)})
+		h = m.refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), exact: m.opt.ExactKV, name: fmt.Sprintf("refiner.%d.attn", i)})
 	}
 	h = rmsNorm(g, h, m.text.FinalNorm, c.FinalNormEps)
 	mark("refiner.out", h)
 	g.Output(h)
-	if err := g.Compute(); err != nil {
+	if err := m.compute("text", g); err != nil {
 		return nil, err
 	}
 	deliver()

@@ -112,7 +112,7 @@ type attnCtx struct {
 	cfg      *Config
 	layout   qkvLayout
 	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]; nil: no RoPE (the refiner)
-	kv       ggml.DType   // 0: the backend's choice
+	exact    bool         // f32 K/V instead of the backend's type
 	name     string
 }
 
@@ -133,14 +133,14 @@ func (c *Core) attention(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor 
 	q = g.Permute(q, 0, 2, 1, 3)         // [hd, rows, heads]
 	k = g.Cont(g.Permute(k, 0, 2, 1, 3)) // contiguous per head: 7x faster on the CPU
 	v = g.Cont(g.Permute(v, 0, 2, 1, 3))
-	o := sdpa(g, q, k, v, a.kv, a.name) // [hd, heads, rows]
+	o := sdpa(g, q, k, v, a.exact, a.name) // [hd, heads, rows]
 	return g.MulMat(c.Out, g.Reshape(o, hd*heads, rows))
 }
 
-// sdpa is non-causal attention; with kv == F32 it keeps K/V in f32 (exact
-// parity runs), otherwise engine/ggml picks the backend's K/V type.
-func sdpa(g *ggml.Graph, q, k, v *ggml.Tensor, kv ggml.DType, name string) *ggml.Tensor {
-	if kv != ggml.F32 {
+// sdpa is non-causal attention; exact keeps K/V in f32 (parity runs),
+// otherwise engine/ggml picks the backend's K/V type.
+func sdpa(g *ggml.Graph, q, k, v *ggml.Tensor, exact bool, name string) *ggml.Tensor {
+	if !exact {
 		return g.Attention(q, k, v, ggml.AttentionOptions{Name: name})
 	}
 	scale := float32(1 / math.Sqrt(float64(q.Ne(0))))

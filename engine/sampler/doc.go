@@ -1,7 +1,7 @@
 // Package sampler is MiniMax-H3's flow-matching sampler: the shifted sigma
 // schedules of the video (shift 12) and audio (shift 3) streams, which
 // advance in lockstep over one linear base grid; the Euler step
-// x ← x + (σ_next − σ)·v on the data-ward velocity v ≈ x0 − ε the DiT
+// x ← x + (σ − σ_next)·v on the data-ward velocity v ≈ x0 − ε the DiT
 // returns; and the speed policies, each in its own file with its own
 // config: velocity reuse (reuse.go) and layer thinning (thinning.go).
 //

@@ -116,7 +116,7 @@ func TestRunEuler(t *testing.T) {
 	}
 	ref := func(x float64, sig []float64) float64 {
 		for i := 0; i+1 < len(sig); i++ {
-			x += (sig[i+1] - sig[i]) * (d.a*x + d.b)
+			x += (sig[i] - sig[i+1]) * (d.a*x + d.b) // x_σ = (1−σ)x0 + σε, v = x0 − ε
 		}
 		return x
 	}
@@ -179,8 +179,8 @@ func TestReuse(t *testing.T) {
 			ra := math.Max(-2, math.Min(2, (s.Audio[i]-s.Audio[last])/(s.Audio[last]-s.Audio[prev])))
 			vv, va = lv[0]+rv*(lv[0]-pv[0]), la[0]+ra*(la[0]-pa[0])
 		}
-		x += (s.Video[i+1] - s.Video[i]) * vv
-		y += (s.Audio[i+1] - s.Audio[i]) * va
+		x += (s.Video[i] - s.Video[i+1]) * vv
+		y += (s.Audio[i] - s.Audio[i+1]) * va
 	}
 	if math.Abs(float64(video[0])-x) > 1e-5 || math.Abs(float64(audio[0])-y) > 1e-5 {
 		t.Errorf("reuse run ended at %v %v, float64 replay %v %v", video[0], audio[0], x, y)
@@ -226,5 +226,17 @@ func TestNoiseDeterministic(t *testing.T) {
 	mean /= 1000
 	if same || math.Abs(mean) > 0.15 || math.Abs(sq/1000-1) > 0.15 {
 		t.Errorf("streams identical=%v, mean %.3f, var %.3f", same, mean, sq/1000)
+	}
+}
+
+// With the exact velocity of a straight flow path, one Euler step lands on
+// the path: x_σ = (1−σ)·x0 + σ·ε, v = x0 − ε.
+func TestEulerOnStraightPath(t *testing.T) {
+	x0, eps := float32(0.75), float32(-1.5)
+	at := func(s float64) float32 { return float32(1-s)*x0 + float32(s)*eps }
+	x := []float32{at(0.9)}
+	EulerStep(x, []float32{x0 - eps}, 0.9, 0.4)
+	if math.Abs(float64(x[0]-at(0.4))) > 1e-6 {
+		t.Fatalf("Euler step from σ=0.9 to 0.4 gave %v, the path is at %v", x[0], at(0.4))
 	}
 }

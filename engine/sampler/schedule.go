@@ -50,12 +50,13 @@ func NewSchedule(steps int, videoShift, audioShift float64) (Schedule, error) {
 func Timestep(sigma float64) float64 { return 1 - sigma }
 
 // EulerStep advances x in place by one Euler step from sigma to next with
-// velocity v: x ← x + (next − sigma)·v.
+// velocity v ≈ x0 − ε: x ← x + (sigma − next)·v, which moves
+// x_σ = (1−σ)·x0 + σ·ε to x_next exactly when v is exact.
 func EulerStep(x, v []float32, sigma, next float64) {
 	if len(x) != len(v) {
 		panic(fmt.Sprintf("sampler: EulerStep: %d latents but %d velocities", len(x), len(v)))
 	}
-	d := float32(next - sigma)
+	d := float32(sigma - next)
 	for i := range x {
 		x[i] += d * v[i]
 	}
