@@ -1,0 +1,242 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"h3studio/engine"
+)
+
+// RenderFunc runs one job to completion, reporting progress through sink,
+// and returns the path of the finished clip. It must stop soon after ctx is
+// canceled, returning an error that wraps context.Canceled or
+// engine.ErrCanceled, and leave nothing at the output path in that case.
+type RenderFunc func(ctx context.Context, req Request, sink engine.Sink) (output string, err error)
+
+// JobEvent is what the queue tells its observer: a status change, or an
+// engine progress event of the running job.
+type JobEvent struct {
+	JobID  string
+	Status JobStatus
+	Event  *engine.Event // nil for pure status changes
+	Err    error
+}
+
+// Queue runs render jobs one at a time on a worker goroutine, in submission
+// order (editable until a job starts), recording each in the history.
+type Queue struct {
+	hist    *History
+	render  RenderFunc
+	observe func(JobEvent)
+
+	mu      sync.Mutex
+	pending []queued
+	running *runningJob
+	wake    chan struct{}
+	closed  bool
+	done    chan struct{}
+	seq     int
+}
+
+type queued struct {
+	id  string
+	req Request
+}
+
+type runningJob struct {
+	id     string
+	cancel context.CancelFunc
+}
+
+// NewQueue starts the worker. observe receives every JobEvent on the worker
+// goroutine (or the caller's, for Submit/Cancel status changes); it must
+// not block.
+func NewQueue(hist *History, render RenderFunc, observe func(JobEvent)) *Queue {
+	if observe == nil {
+		observe = func(JobEvent) {}
+	}
+	q := &Queue{hist: hist, render: render, observe: observe, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go q.work()
+	return q
+}
+
+// Submit queues req and returns its job id.
+func (q *Queue) Submit(req Request) (string, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("queue: encode request: %w", err)
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return "", errors.New("queue: closed")
+	}
+	q.seq++
+	now := time.Now()
+	id := now.UTC().Format("20060102-150405") + "-" + strconv.Itoa(q.seq)
+	q.pending = append(q.pending, queued{id: id, req: req})
+	q.mu.Unlock()
+
+	if err := q.hist.Put(Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}); err != nil {
+		return "", err
+	}
+	q.observe(JobEvent{JobID: id, Status: StatusQueued})
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return id, nil
+}
+
+// Cancel stops a running job at its next step boundary, or removes a queued
+// one. Unknown or finished ids are ignored.
+func (q *Queue) Cancel(id string) {
+	q.mu.Lock()
+	if q.running != nil && q.running.id == id {
+		q.running.cancel()
+		q.mu.Unlock()
+		return
+	}
+	for i, p := range q.pending {
+		if p.id == id {
+			q.pending = append(q.pending[:i], q.pending[i+1:]...)
+			q.mu.Unlock()
+			q.finish(id, StatusCanceled, "", nil, nil)
+			return
+		}
+	}
+	q.mu.Unlock()
+}
+
+// Move shifts a queued job by delta places (negative: earlier).
+func (q *Queue) Move(id string, delta int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, p := range q.pending {
+		if p.id != id {
+			continue
+		}
+		j := min(max(i+delta, 0), len(q.pending)-1)
+		q.pending = append(q.pending[:i], q.pending[i+1:]...)
+		q.pending = append(q.pending[:j], append([]queued{p}, q.pending[j:]...)...)
+		return
+	}
+}
+
+// Pending lists queued job ids in run order.
+func (q *Queue) Pending() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ids := make([]string, len(q.pending))
+	for i, p := range q.pending {
+		ids[i] = p.id
+	}
+	return ids
+}
+
+// Close cancels the running job, drops queued ones (they stay in history as
+// canceled) and waits for the worker to stop.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		<-q.done
+		return
+	}
+	q.closed = true
+	if q.running != nil {
+		q.running.cancel()
+	}
+	dropped := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	for _, p := range dropped {
+		q.finish(p.id, StatusCanceled, "", nil, nil)
+	}
+	close(q.wake)
+	<-q.done
+}
+
+func (q *Queue) work() {
+	defer close(q.done)
+	for range q.wake {
+		for q.runNext() {
+		}
+	}
+}
+
+// runNext runs the first queued job, if any, and reports whether it did.
+func (q *Queue) runNext() bool {
+	q.mu.Lock()
+	if len(q.pending) == 0 || q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	job := q.pending[0]
+	q.pending = q.pending[1:]
+	ctx, cancel := context.WithCancel(context.Background())
+	q.running = &runningJob{id: job.id, cancel: cancel}
+	q.mu.Unlock()
+	defer cancel()
+
+	q.setStatus(job.id, StatusRunning)
+	phases := map[string]int64{}
+	sink := func(ev engine.Event) {
+		if ev.Elapsed > 0 {
+			phases[string(ev.Phase)] = ev.Elapsed.Milliseconds()
+		}
+		q.observe(JobEvent{JobID: job.id, Status: StatusRunning, Event: &ev})
+	}
+	out, err := q.render(ctx, job.req, sink)
+
+	q.mu.Lock()
+	q.running = nil
+	q.mu.Unlock()
+	switch {
+	case err == nil:
+		q.finish(job.id, StatusDone, out, nil, phases)
+	case ctx.Err() != nil || errors.Is(err, engine.ErrCanceled) || errors.Is(err, context.Canceled):
+		q.finish(job.id, StatusCanceled, "", nil, phases)
+	default:
+		q.finish(job.id, StatusFailed, "", err, phases)
+	}
+	return true
+}
+
+func (q *Queue) setStatus(id string, s JobStatus) {
+	if e, err := q.hist.Get(id); err == nil {
+		e.Status = s
+		if perr := q.hist.Put(e); perr != nil {
+			q.observe(JobEvent{JobID: id, Status: s, Err: perr})
+			return
+		}
+	}
+	q.observe(JobEvent{JobID: id, Status: s})
+}
+
+func (q *Queue) finish(id string, s JobStatus, output string, jobErr error, phases map[string]int64) {
+	e, err := q.hist.Get(id)
+	if err == nil {
+		e.Status = s
+		e.Finished = time.Now()
+		if output != "" {
+			e.Output = output
+		}
+		if jobErr != nil {
+			e.Error = jobErr.Error()
+		}
+		if len(phases) > 0 {
+			e.Phases = phases
+		}
+		err = q.hist.Put(e)
+	}
+	if jobErr == nil {
+		jobErr = err
+	}
+	q.observe(JobEvent{JobID: id, Status: s, Err: jobErr})
+}
