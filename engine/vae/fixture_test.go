@@ -69,9 +69,12 @@ func checkRel(t *testing.T, what string, got, want []float32, tol float64) {
 	}
 }
 
+// cpuBackend runs on one thread: the tiny graphs are thousands of small
+// nodes, and on a busy 2-core machine ggml's per-node thread barrier costs
+// far more than a second thread gains (the suite took 10x longer).
 func cpuBackend(t *testing.T) *ggml.Backend {
 	t.Helper()
-	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU, Threads: 1})
 	if err != nil {
 		t.Skipf("no ggml backend: %v", err)
 	}

@@ -195,9 +195,8 @@ func (tp *tapper) tap(g *ggml.Graph, name string, t *ggml.Tensor) {
 	if tp == nil || !tp.want[name] || tp.got[name] != nil || tp.values[name] != nil {
 		return
 	}
-	if !t.Contiguous() {
-		t = g.Cont(t)
-	}
+	// a copy: a view's parent buffer may be reused once the graph moves on
+	t = g.Cont(t)
 	g.Output(t)
 	tp.got[name] = t
 }
