@@ -234,3 +234,69 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
 }
+
+// textLayerRows64 is textLayer64 evaluated only at the given rows: keys and
+// values for every row (linear), attention and MLP for the chosen rows.
+func (r *ref64) textLayerRows64(li int, x []float64, S int, pos [3][]int32, rows []int) [][]float64 {
+	tc := r.cfg.Text
+	D, H, KV, hd := tc.Hidden, tc.Heads, tc.KVHeads, tc.HeadDim
+	eps := float64(tc.Eps)
+	p := "model.language_model.layers." + itoa(li) + "."
+	hn := rmsNorm64(x, D, r.w(p+"input_layernorm.weight"), eps)
+	k := rmsNorm64(linear64(hn, S, D, r.w(p+"self_attn.k_proj.weight"), nil), hd, r.w(p+"self_attn.k_norm.weight"), eps)
+	v := linear64(hn, S, D, r.w(p+"self_attn.v_proj.weight"), nil)
+	for s := 0; s < S; s++ {
+		ang := r.mropeAngles64(int(pos[0][s]), int(pos[1][s]), int(pos[2][s]))
+		for h := 0; h < KV; h++ {
+			rotateHalf64(k[(s*KV+h)*hd:(s*KV+h+1)*hd], ang)
+		}
+	}
+	var out [][]float64
+	for _, s := range rows {
+		hs := hn[s*D : (s+1)*D]
+		q := rmsNorm64(linear64(hs, 1, D, r.w(p+"self_attn.q_proj.weight"), nil), hd, r.w(p+"self_attn.q_norm.weight"), eps)
+		ang := r.mropeAngles64(int(pos[0][s]), int(pos[1][s]), int(pos[2][s]))
+		att := make([]float64, H*hd)
+		sc := make([]float64, s+1)
+		for h := 0; h < H; h++ {
+			qv := q[h*hd : (h+1)*hd]
+			rotateHalf64(qv, ang)
+			kh := h / (H / KV)
+			m := math.Inf(-1)
+			for j := 0; j <= s; j++ {
+				d := 0.0
+				for i, a := range qv {
+					d += a * k[(j*KV+kh)*hd+i]
+				}
+				sc[j] = d / math.Sqrt(float64(hd))
+				m = math.Max(m, sc[j])
+			}
+			sum := 0.0
+			for j := range sc {
+				sc[j] = math.Exp(sc[j] - m)
+				sum += sc[j]
+			}
+			for j := 0; j <= s; j++ {
+				for i := 0; i < hd; i++ {
+					att[h*hd+i] += sc[j] / sum * v[(j*KV+kh)*hd+i]
+				}
+			}
+		}
+		y := linear64(att, 1, H*hd, r.w(p+"self_attn.o_proj.weight"), nil)
+		for i := range y {
+			y[i] += x[s*D+i]
+		}
+		h2 := rmsNorm64(y, D, r.w(p+"post_attention_layernorm.weight"), eps)
+		g := linear64(h2, 1, D, r.w(p+"mlp.gate_proj.weight"), nil)
+		u := linear64(h2, 1, D, r.w(p+"mlp.up_proj.weight"), nil)
+		for i := range g {
+			g[i] = silu64(g[i]) * u[i]
+		}
+		dn := linear64(g, 1, tc.Intermediate, r.w(p+"mlp.down_proj.weight"), nil)
+		for i := range y {
+			y[i] += dn[i]
+		}
+		out = append(out, y)
+	}
+	return out
+}
