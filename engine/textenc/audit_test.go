@@ -1,0 +1,149 @@
+package textenc
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"h3studio/engine/ggml"
+)
+
+// releaseConfig is Qwen3-VL-32B's text encoder config as MiniMax-H3 ships it.
+const releaseConfig = `{
+  "image_token_id": 151655, "video_token_id": 151656,
+  "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+  "text_config": {"vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 25600,
+    "num_hidden_layers": 64, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+    "hidden_act": "silu", "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+    "rope_scaling": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_type": "default"}},
+  "vision_config": {"depth": 27, "hidden_size": 1152, "hidden_act": "gelu_pytorch_tanh",
+    "intermediate_size": 4304, "num_heads": 16, "in_channels": 3, "patch_size": 16,
+    "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 5120,
+    "num_position_embeddings": 2304, "deepstack_visual_indexes": [8, 16, 24]}
+}`
+
+// inputWeights fills every weight field of module with an unset graph
+// input of the checkpoint's shape: enough to build (not run) a graph.
+func inputWeights(g *ggml.Graph, module any, shapes map[string][]int, dt ggml.DType) {
+	for _, f := range bindFields("", module) {
+		shape := shapes[f.name]
+		d := dt
+		if len(shape) == 1 {
+			d = ggml.F32
+		}
+		*f.dst = g.Input(f.name, d, shape...)
+	}
+}
+
+func textShapes(c TextConfig) map[string][]int {
+	D, hd, I := c.Hidden, c.HeadDim, c.Intermediate
+	return map[string][]int{
+		"input_layernorm.weight": {D}, "post_attention_layernorm.weight": {D},
+		"self_attn.q_proj.weight": {D, c.Heads * hd}, "self_attn.k_proj.weight": {D, c.KVHeads * hd},
+		"self_attn.v_proj.weight": {D, c.KVHeads * hd}, "self_attn.o_proj.weight": {c.Heads * hd, D},
+		"self_attn.q_norm.weight": {hd}, "self_attn.k_norm.weight": {hd},
+		"mlp.gate_proj.weight": {D, I}, "mlp.up_proj.weight": {D, I}, "mlp.down_proj.weight": {I, D},
+	}
+}
+
+func visionShapes(c VisionConfig) map[string][]int {
+	D, M := c.Hidden, c.Hidden*c.cell()
+	s := map[string][]int{
+		"patch_embed.proj.weight": {c.InChannels * c.TemporalPatch * c.Patch * c.Patch, D},
+		"patch_embed.proj.bias":   {D}, "pos_embed.weight": {D, c.NumPositions},
+	}
+	merger := func(p string, normW int) {
+		s[p+"norm.weight"], s[p+"norm.bias"] = []int{normW}, []int{normW}
+		s[p+"linear_fc1.weight"], s[p+"linear_fc1.bias"] = []int{M, M}, []int{M}
+		s[p+"linear_fc2.weight"], s[p+"linear_fc2.bias"] = []int{M, c.OutHidden}, []int{c.OutHidden}
+	}
+	for i := 0; i < c.Depth; i++ {
+		p := "blocks." + itoa(i) + "."
+		for _, n := range []string{"norm1", "norm2"} {
+			s[p+n+".weight"], s[p+n+".bias"] = []int{D}, []int{D}
+		}
+		s[p+"attn.qkv.weight"], s[p+"attn.qkv.bias"] = []int{D, 3 * D}, []int{3 * D}
+		s[p+"attn.proj.weight"], s[p+"attn.proj.bias"] = []int{D, D}, []int{D}
+		s[p+"mlp.linear_fc1.weight"], s[p+"mlp.linear_fc1.bias"] = []int{D, c.Intermediate}, []int{c.Intermediate}
+		s[p+"mlp.linear_fc2.weight"], s[p+"mlp.linear_fc2.bias"] = []int{c.Intermediate, D}, []int{D}
+	}
+	merger("merger.", D)
+	for i := range c.Deepstack {
+		merger("deepstack_merger_list."+itoa(i)+".", M)
+	}
+	return s
+}
+
+// TestMetalAuditReleaseShapes builds (without running) the graphs the
+// encoder makes at the release's shapes, for every weight type the plan
+// can pick, and asserts ggml-metal runs every node: no silent CPU fallback
+// on a Mac.
+func TestMetalAuditReleaseShapes(t *testing.T) {
+	cfg, err := ParseConfig([]byte(releaseConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t)
+	tc := cfg.Text
+	audit := func(name string, g *ggml.Graph) {
+		for _, f := range ggml.Audit(g) {
+			t.Errorf("%s: %s", name, f)
+		}
+		t.Logf("%s: %d nodes audited", name, len(g.Ops()))
+	}
+	for _, wt := range []ggml.DType{ggml.BF16, ggml.F16, ggml.Q8_0} {
+		// 1100 query rows over 1600 keys: three query chunks, a key prefix.
+		const n, e = 1100, 1600
+		g := b.NewGraph(0)
+		var l TextLayer
+		inputWeights(g, &l, textShapes(tc), wt)
+		x := g.Input("x", ggml.F32, tc.Hidden, n)
+		pos := g.Input("pos", ggml.I32, 4*n)
+		k, v := l.KeysValues(g, x, pos, tc)
+		g.Output(g.Cast(k, ggml.F16), g.Cast(v, ggml.F16))
+		audit("keys/values "+wt.String(), g)
+		g.Free()
+
+		g = b.NewGraph(0)
+		inputWeights(g, &l, textShapes(tc), wt)
+		x = g.Input("x", ggml.F32, tc.Hidden, n)
+		pos = g.Input("pos", ggml.I32, 4*n)
+		kin := g.Input("k", ggml.F16, tc.HeadDim, tc.KVHeads, e)
+		vin := g.Input("v", ggml.F16, tc.HeadDim, tc.KVHeads, e)
+		g.Output(l.Forward(g, x, pos, kin, vin, tc, defaultQueryChunk, ggml.F16, "blk.0"))
+		audit("layer "+wt.String(), g)
+		g.Free()
+	}
+	vc := cfg.Vision
+	vc.Depth, vc.Deepstack = 3, []int{0, 1, 2} // the same ops as 27 blocks, cheaper to build
+	for _, it := range []Item{{Height: 64, Width: 96}, {Height: 768, Width: 1344}} {
+		g := b.NewGraph(0)
+		tw := newVisionTower(vc)
+		inputWeights(g, &tw, visionShapes(vc), ggml.BF16)
+		for i := 0; i < vc.TemporalPatch; i++ {
+			it.Frames = append(it.Frames, make([]float32, vc.InChannels*it.Height*it.Width))
+		}
+		merged, deep := tw.Forward(g, declareVisionInputs(g, vc, it), vc, ggml.F16)
+		g.Output(merged)
+		g.Output(deep...)
+		audit("vision "+itoa(it.Width)+"x"+itoa(it.Height), g)
+		g.Free()
+	}
+}
+
+func TestBindFieldsNames(t *testing.T) {
+	tw := newVisionTower(VisionConfig{Depth: 2, Deepstack: []int{1}})
+	var names []string
+	for _, f := range bindFields("model.visual.", &tw) {
+		names = append(names, f.name)
+	}
+	joined := strings.Join(names, " ")
+	for _, want := range []string{"model.visual.blocks.1.attn.qkv.bias", "model.visual.deepstack_merger_list.0.linear_fc2.weight", "model.visual.pos_embed.weight"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %s in %v", want, names)
+		}
+	}
+	if n := reflect.TypeOf(VisionBlock{}).NumField(); len(names) != 3+2*n+6*2 {
+		t.Errorf("%d bound names, want %d", len(names), 3+2*n+12)
+	}
+}
