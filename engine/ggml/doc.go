@@ -45,8 +45,13 @@
 //
 // Choices that depend on the backend (K/V dtype for attention, query chunk
 // size) are made by this package from the backend's capabilities; see
-// Attention and Backend.KVType. MetalAudit lists the graph nodes ggml-metal
-// would not run, so Linux CI catches silent CPU fallbacks on a Mac.
+// Attention and Backend.KVType. Audit lists the graph nodes ggml-metal would
+// not run, so Linux CI catches silent CPU fallbacks on a Mac; ops that ggml
+// runs on Metal only in some forms have Metal-safe versions here (Conv3D,
+// PadLeft, BilinearUp2, Snake).
+//
+// Graphs and weight sets should be freed with Free; a forgotten one is
+// released by the garbage collector once unreachable.
 //
 // Without cgo the package still compiles (so dependents vet for darwin with
 // CGO_ENABLED=0), but every entry point that reaches C panics with ErrNoCgo,

@@ -2,6 +2,7 @@ package ggml
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -23,6 +24,7 @@ type Graph struct {
 	freed   bool
 	count   int                     // tensors made in ctx plus weights used: bounds nodes+leaves
 	weights map[unsafe.Pointer]bool // weights already counted
+	cleanup runtime.Cleanup
 }
 
 type staged struct {
@@ -45,6 +47,7 @@ func (b *Backend) NewGraph(maxNodes int) *Graph {
 	g := &Graph{b: b, ctx: ctx, size: maxNodes, staged: map[unsafe.Pointer]staged{}, outputs: map[unsafe.Pointer]bool{},
 		weights: map[unsafe.Pointer]bool{}}
 	g.gr = cNewGraph(ctx, maxNodes)
+	g.cleanup = runtime.AddCleanup(g, cFree, ctx)
 	return g
 }
 
@@ -57,6 +60,7 @@ func (g *Graph) Free() {
 		return
 	}
 	g.freed = true
+	g.cleanup.Stop()
 	cFree(g.ctx)
 	g.ctx, g.gr = nil, nil
 }

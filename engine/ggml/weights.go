@@ -3,6 +3,7 @@ package ggml
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 )
 
@@ -18,6 +19,18 @@ type WeightSet struct {
 	buf      unsafe.Pointer
 	readOnly bool // placed over caller memory
 	freed    bool
+	cleanup  runtime.Cleanup
+	bufs     *wsBuffers // what the cleanup frees
+}
+
+// wsBuffers is what a forgotten WeightSet's cleanup releases.
+type wsBuffers struct{ ctx, buf unsafe.Pointer }
+
+func freeWeights(r *wsBuffers) {
+	if r.buf != nil {
+		cBufferFree(r.buf)
+	}
+	cFree(r.ctx)
 }
 
 // NewWeightSet starts an empty set with room for maxTensors tensors.
@@ -29,7 +42,9 @@ func (b *Backend) NewWeightSet(maxTensors int) *WeightSet {
 	if ctx == nil {
 		panicf("NewWeightSet: cannot allocate a context for %d tensors", maxTensors)
 	}
-	return &WeightSet{b: b, ctx: ctx, byName: map[string]*Tensor{}}
+	ws := &WeightSet{b: b, ctx: ctx, byName: map[string]*Tensor{}, bufs: &wsBuffers{ctx: ctx}}
+	ws.cleanup = runtime.AddCleanup(ws, freeWeights, ws.bufs)
+	return ws
 }
 
 // Add declares a weight (before Alloc/AllocHost). Names must be unique.
@@ -65,6 +80,7 @@ func (ws *WeightSet) Alloc() error {
 	}
 	be, _ := ws.b.primary()
 	ws.buf = cAllocCtxTensors(ws.ctx, cDefaultBuft(be))
+	ws.bufs.buf = ws.buf
 	if ws.buf == nil {
 		return fmt.Errorf("ggml: cannot allocate %d bytes of weights on %s", ws.Size(), ws.b.caps.Name)
 	}
@@ -114,6 +130,7 @@ func (ws *WeightSet) AllocHost(mem []byte, offsets map[string]int) (zeroCopy boo
 		maxT = max(maxT, t.NBytes())
 	}
 	ws.buf = cBufferFromHostPtr(dev, base, len(mem), maxT)
+	ws.bufs.buf = ws.buf
 	if ws.buf == nil {
 		return false, fmt.Errorf("ggml: %s cannot map %d bytes of host memory", ws.b.caps.Name, len(mem))
 	}
@@ -141,11 +158,9 @@ func (ws *WeightSet) Free() {
 		return
 	}
 	ws.freed = true
-	if ws.buf != nil {
-		cBufferFree(ws.buf)
-		ws.buf = nil
-	}
-	cFree(ws.ctx)
+	ws.cleanup.Stop()
+	freeWeights(ws.bufs)
+	ws.buf = nil
 }
 
 func (ws *WeightSet) allocated() bool { return ws.buf != nil && !ws.freed }
