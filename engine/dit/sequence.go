@@ -128,3 +128,9 @@ func (s *Sequence) modIndex(at *adaTables, ts Timesteps) ([]int32, error) {
 	}
 	return idx, nil
 }
+
+// SequenceFor is NewSequence over a planned layout: its segments and the
+// Qwen presentation's per-token modalities.
+func (m *Model) SequenceFor(l *layout.Layout) (*Sequence, error) {
+	return m.NewSequence(l.Segments, l.Qwen.Modalities())
+}
