@@ -2,6 +2,7 @@ package vae
 
 import (
 	"fmt"
+	"log/slog"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
@@ -58,25 +59,25 @@ func (d *VideoDecoder) Frames(t int) int {
 // TileBytes estimates the activation bytes of one decoder call on a tile of
 // ts pixels: per token the FFN's 2·4·dim projection, its gate copy and
 // product, QKV and the residual stream, plus the output patch.
-func (d *VideoDecoder) TileBytes(ts int) int64 {
-	r := d.cfg.SpatialRatio()
-	chunk := newTemporalPlan(1, d.cfg)
-	steps := chunk.chunkTokens + chunk.overlapTokens
+func (c *VideoConfig) TileBytes(ts int) int64 {
+	r := c.SpatialRatio()
+	chunk := (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio()
+	steps := chunk + mod(-c.TokenDrop, chunk)
 	tokens := int64(steps*(ts/r)*(ts/r) + decoderSuffix)
-	perToken := int64(4 * (18*d.net.dim + 2*d.net.outCh*d.net.patchT*d.net.patch*d.net.patch))
-	return tokens * perToken
+	patch := c.Source.OutChannels * c.TemporalRatio() * r * r
+	return tokens * int64(4*(18*c.Dim()+2*patch))
 }
 
-// tileSize picks the tile: the option, else the config's, shrunk in steps of
-// the latent cell until it fits the memory budget (never below twice the
-// minimum overlap).
-func (d *VideoDecoder) tileSize() int {
-	if d.opt.TileSize > 0 {
-		return d.opt.TileSize
+// DecodeTile is the tile (pixels) the decoder uses under o: o.TileSize if
+// set, else vae_tile_size shrunk in steps of one latent cell until one call
+// fits o.MemoryBudget (never below twice the minimum overlap).
+func (c *VideoConfig) DecodeTile(o DecodeOptions) int {
+	if o.TileSize > 0 {
+		return o.TileSize
 	}
-	ts := d.cfg.TileSize
-	r := d.cfg.SpatialRatio()
-	for d.opt.MemoryBudget > 0 && ts-r > 2*d.cfg.TileOverlapMin && d.TileBytes(ts) > d.opt.MemoryBudget {
+	ts := c.TileSize
+	r := c.SpatialRatio()
+	for o.MemoryBudget > 0 && ts-r >= 2*c.TileOverlapMin && c.TileBytes(ts) > o.MemoryBudget {
 		ts -= r
 	}
 	return ts
@@ -97,6 +98,11 @@ func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error)
 		}
 	}
 	w := &frameWriter{emit: emit, total: d.Frames(z.T)}
+	defer func() {
+		if w.nonFinite > 0 {
+			slog.Warn("vae: decoded frames had NaN pixels; written as black", "pixels", w.nonFinite)
+		}
+	}()
 	if z.T == 1 {
 		raw, err := d.decodeTiled(x)
 		if err != nil {
@@ -167,9 +173,10 @@ func (d *VideoDecoder) DecodeClip(z Latent) (Clip, error) {
 
 // frameWriter de-normalises, clamps and emits frames, up to total.
 type frameWriter struct {
-	emit  func(int, []float32) error
-	total int
-	next  int
+	emit      func(int, []float32) error
+	total     int
+	next      int
+	nonFinite int
 }
 
 func (w *frameWriter) write(part vol) error {
@@ -180,7 +187,12 @@ func (w *frameWriter) write(part vol) error {
 			sd, mu := float32(pixelStd[c]), float32(pixelMean[c])
 			src := part.d[part.idx(c, t, 0, 0):][:plane]
 			for i, v := range src {
-				f[c*plane+i] = min(max(v*sd+mu, 0), 1)
+				y := v*sd + mu
+				if y != y { // NaN: the reference's clamp keeps it; frames must be finite
+					y = 0
+					w.nonFinite++
+				}
+				f[c*plane+i] = min(max(y, 0), 1)
 			}
 		}
 		if err := w.emit(w.next, f); err != nil {
@@ -195,7 +207,7 @@ func (w *frameWriter) write(part vol) error {
 // blended in pixel space; the result is raw decoder output [3][4T][H][W].
 func (d *VideoDecoder) decodeTiled(z vol) (vol, error) {
 	r := d.cfg.SpatialRatio()
-	ts := d.tileSize()
+	ts := d.cfg.DecodeTile(d.opt)
 	height, width := z.h*r, z.w*r
 	ys := splitTiles(height, ts, d.cfg.TileOverlapMin, r)
 	xs := splitTiles(width, ts, d.cfg.TileOverlapMin, r)
