@@ -52,7 +52,7 @@ func TinyQwenConfig() QwenConfig {
 			NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 32, HiddenAct: "silu",
 			MaxPositionEmbeddings: 262144, RMSNormEps: 1e-6, RopeTheta: 5000000,
 			RopeScaling: QwenRopeScaling{RopeType: "default", MropeSection: []int64{6, 5, 5}, MropeInterleaved: true},
-			BOSTokenID: tinySpecialID("<|endoftext|>"), EOSTokenID: tinySpecialID("<|im_end|>"),
+			BOSTokenID:  tinySpecialID("<|endoftext|>"), EOSTokenID: tinySpecialID("<|im_end|>"),
 			DType: "bfloat16", UseCache: true, InitializerRange: 0.02,
 		},
 		VisionConfig: QwenVisionConfig{
@@ -188,7 +188,9 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 			return writeSharded(filepath.Join(dir, "transformer"), ditSpecs(dit), o.Seed+1000*ditSalt, 2, align)
 		},
 		func() error { return writeJSON(filepath.Join(dir, "text_encoder", "config.json"), qwen) },
-		func() error { return writeSharded(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), o.Seed, 2, align) },
+		func() error {
+			return writeSharded(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), o.Seed, 2, align)
+		},
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "config.json"), vwrap) },
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "source", "config.json"), vsrc) },
 		func() error {
@@ -199,7 +201,9 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 			return writeJSON(filepath.Join(dir, "audio_vae", "metadata.json"), map[string]any{"metadata": map[string]any{"kwargs": akw}})
 		},
 		func() error { return writeFile(filepath.Join(dir, "audio_vae", "config.yaml"), audioYAML(akw)) },
-		func() error { return writeSharded(filepath.Join(dir, "audio_vae"), audioVAESpecs(akw), o.Seed, 1, align) },
+		func() error {
+			return writeSharded(filepath.Join(dir, "audio_vae"), audioVAESpecs(akw), o.Seed, 1, align)
+		},
 	}
 	for _, sub := range []string{"tokenizer", "text_encoder", "processor"} {
 		for n, b := range tok {
@@ -210,7 +214,9 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 	for _, sub := range []string{"text_encoder", "processor"} {
 		p := filepath.Join(dir, sub)
 		steps = append(steps,
-			func() error { return writeJSON(filepath.Join(p, "preprocessor_config.json"), qwenPreprocessor("Qwen2VLImageProcessorFast")) },
+			func() error {
+				return writeJSON(filepath.Join(p, "preprocessor_config.json"), qwenPreprocessor("Qwen2VLImageProcessorFast"))
+			},
 			func() error {
 				return writeJSON(filepath.Join(p, "video_preprocessor_config.json"), qwenPreprocessor("Qwen3VLVideoProcessor"))
 			})
