@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -26,66 +28,45 @@ type AddedToken struct {
 
 // addedMatcher finds added tokens with leftmost-longest semantics (HF uses
 // an Aho-Corasick automaton with MatchKind::LeftmostLongest): the match that
-// starts first wins, and among those the longest.
+// starts first wins, and among those the longest. Added tokens are few and
+// mostly share a first byte ('<'), so candidates are indexed by first byte
+// and tried longest first.
 type addedMatcher struct {
-	root   *trieNode
-	tokens []*AddedToken
-	first  [256]bool // bytes that start some token
-}
-
-type trieNode struct {
-	next  map[byte]*trieNode
-	token int // index into tokens, -1 if no token ends here
+	tokens   []*AddedToken
+	patterns []string
+	byFirst  [256][]int // indices into tokens, longest pattern first
+	n        int        // non-empty patterns
 }
 
 func newAddedMatcher(tokens []*AddedToken, pattern func(*AddedToken) string) *addedMatcher {
-	m := &addedMatcher{root: &trieNode{token: -1}, tokens: tokens}
+	m := &addedMatcher{tokens: tokens, patterns: make([]string, len(tokens))}
 	for i, t := range tokens {
 		p := pattern(t)
+		m.patterns[i] = p
 		if p == "" {
 			continue
 		}
-		n := m.root
-		for k := 0; k < len(p); k++ {
-			if n.next == nil {
-				n.next = map[byte]*trieNode{}
-			}
-			c, ok := n.next[p[k]]
-			if !ok {
-				c = &trieNode{token: -1}
-				n.next[p[k]] = c
-			}
-			n = c
-		}
-		// The first of two identical patterns wins, as in an automaton
-		// built from the list in order.
-		if n.token < 0 {
-			n.token = i
-		}
-		m.first[p[0]] = true
+		m.byFirst[p[0]] = append(m.byFirst[p[0]], i)
+		m.n++
+	}
+	for _, idx := range m.byFirst {
+		// Stable, so the first of two identical patterns wins, as in an
+		// automaton built from the list in order.
+		slices.SortStableFunc(idx, func(a, b int) int { return len(m.patterns[b]) - len(m.patterns[a]) })
 	}
 	return m
 }
 
-func (m *addedMatcher) empty() bool { return m.root.next == nil }
+func (m *addedMatcher) empty() bool { return m.n == 0 }
 
 // longestAt returns the token and end of the longest match starting at i.
 func (m *addedMatcher) longestAt(s string, i int) (tok, end int) {
-	tok, end = -1, -1
-	n := m.root
-	for k := i; k < len(s); k++ {
-		n = n.next[s[k]]
-		if n == nil {
-			break
-		}
-		if n.token >= 0 {
-			tok, end = n.token, k+1
-		}
-		if n.next == nil {
-			break
+	for _, k := range m.byFirst[s[i]] {
+		if strings.HasPrefix(s[i:], m.patterns[k]) {
+			return k, i + len(m.patterns[k])
 		}
 	}
-	return tok, end
+	return -1, -1
 }
 
 // segment is a piece of the input: an added token (id >= 0) or text to
@@ -105,10 +86,6 @@ func (m *addedMatcher) split(s string, dst []segment) []segment {
 	}
 	done := 0 // end of the last emitted segment
 	for i := 0; i < len(s); {
-		if !m.first[s[i]] {
-			i++
-			continue
-		}
 		ti, end := m.longestAt(s, i)
 		if ti < 0 {
 			i++
