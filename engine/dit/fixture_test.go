@@ -23,6 +23,7 @@ const (
 	tolF32  = 1e-4 // f32 weights, f32 K/V: only summation order differs
 	tolBF16 = 1e-2 // bf16 weights against the reference run in bf16
 	tolKV   = 1e-3 // f32 weights, the backend's bf16/f16 K/V: attention rounding only
+	tolQ8   = 1e-2 // q8_0 weights and q8_0-rounded activations in those products
 )
 
 type caseMeta struct {

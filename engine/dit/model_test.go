@@ -272,3 +272,23 @@ func TestPatchifyRoundTrip(t *testing.T) {
 		t.Error("odd height accepted")
 	}
 }
+
+// Q8_0 matrices (where the row length allows: out_proj and fc2 at this
+// config) against the f32 reference; ggml also rounds the activations of
+// those products to q8_0.
+func TestParityQ8(t *testing.T) {
+	b := cpuBackend(t)
+	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: true})
+	graphs := auditAll(t, m)
+	_, c, v, a := runCase(t, m, "fl2va")
+	wv, _ := c.get(t, "out.video")
+	wa, _ := c.get(t, "out.audio")
+	expectClose(t, "q8_0 video", v, wv, tolQ8)
+	expectClose(t, "q8_0 audio", a, wa, tolQ8)
+	if *graphs == 0 {
+		t.Error("no graph audited")
+	}
+	if got := m.coreWS.Get("blocks.0.mlp.fc2.weight").DType(); got != ggml.Q8_0 {
+		t.Errorf("fc2 stored as %s", got)
+	}
+}

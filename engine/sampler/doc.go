@@ -4,6 +4,9 @@
 // x ← x + (σ − σ_next)·v on the data-ward velocity v ≈ x0 − ε the DiT
 // returns; and the speed policies, each in its own file with its own
 // config: velocity reuse (reuse.go) and layer thinning (thinning.go).
+// Run reports every step to a preview hook; PreviewImage turns a latent
+// frame into a cheap false-colour picture for it; Noise is the seeded,
+// machine-independent Gaussian source of the initial latents.
 //
 // The checkpoints are guidance-distilled: there is no classifier-free
 // guidance and no negative prompt, one positive forward per step.

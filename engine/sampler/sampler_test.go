@@ -240,3 +240,33 @@ func TestEulerOnStraightPath(t *testing.T) {
 		t.Fatalf("Euler step from σ=0.9 to 0.4 gave %v, the path is at %v", x[0], at(0.4))
 	}
 }
+
+func TestPreviewImage(t *testing.T) {
+	c, tt, h, w := 24, 2, 4, 6
+	lat := make([]float32, c*tt*h*w)
+	for i := range lat {
+		lat[i] = -5 // other channels and frame 0 must not matter
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			lat[((0*tt+1)*h+y)*w+x] = float32(x) // red grows left to right
+			lat[((1*tt+1)*h+y)*w+x] = float32(y) // green grows downwards
+			lat[((2*tt+1)*h+y)*w+x] = 3          // flat blue
+		}
+	}
+	img, err := PreviewImage(lat, c, tt, h, w, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Fatalf("preview %v, want %dx%d", b, w, h)
+	}
+	l, r := img.RGBAAt(0, 2), img.RGBAAt(w-1, 2)
+	top, bot := img.RGBAAt(3, 0), img.RGBAAt(3, h-1)
+	if l.R != 0 || r.R != 255 || top.G != 0 || bot.G != 255 || l.B != r.B {
+		t.Errorf("left %v right %v top %v bottom %v", l, r, top, bot)
+	}
+	if _, err := PreviewImage(lat, c, tt, h, w, 2); err == nil {
+		t.Error("frame out of range accepted")
+	}
+}
