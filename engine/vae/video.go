@@ -7,6 +7,9 @@ import (
 	"h3studio/engine/weights"
 )
 
+// DefaultConvBudget is the im2col scratch one encoder convolution may use.
+const DefaultConvBudget = 1 << 30
+
 // VideoEncoder turns RGB frames into normalised video latents.
 type VideoEncoder struct {
 	cfg *VideoConfig
@@ -15,6 +18,9 @@ type VideoEncoder struct {
 	net *videoEncoder
 	// TileSize overrides the config's vae_tile_size (pixels) when > 0.
 	TileSize int
+	// ConvBudget bounds the im2col scratch of one convolution in bytes
+	// (0: DefaultConvBudget); frames are convolved in groups to stay within it.
+	ConvBudget int64
 	taps     *tapper
 	inspect  func(*ggml.Graph) // tests: sees every graph before it runs
 }
@@ -177,7 +183,11 @@ func (e *VideoEncoder) encodeTile(x vol) (vol, error) {
 	defer g.Free()
 	in := g.Input("pixels", ggml.F32, x.w, x.h, 3, x.t)
 	in.SetF32(toGGMLVideo(x))
-	m := e.net.Forward(g, in, e.taps)
+	budget := e.ConvBudget
+	if budget == 0 {
+		budget = DefaultConvBudget
+	}
+	m := e.net.Forward(g, in, budget, e.taps)
 	g.Output(m)
 	if e.inspect != nil {
 		e.inspect(g)

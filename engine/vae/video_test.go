@@ -94,6 +94,19 @@ func TestVideoEncodeClips(t *testing.T) {
 			t.Fatalf("%s: latent %dx%dx%d, want %v", name, z.T, z.H, z.W, wshape)
 		}
 		checkRel(t, name+" latent", z.Data, want, tolF32)
+		if name != "video_encode" {
+			continue
+		}
+		// one output frame per im2col group: the same math in less scratch
+		// (ggml's matmul blocking depends on the column count, so not bit-equal)
+		e.ConvBudget = 1
+		zg, err := e.EncodeVideo(clipFrom(px, shape))
+		e.ConvBudget = 0
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRel(t, "frame-grouped convs vs one group", zg.Data, z.Data, 1e-5)
+		checkRel(t, name+" latent (frame-grouped)", zg.Data, want, tolF32)
 	}
 	a.done()
 }

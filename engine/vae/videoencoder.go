@@ -28,9 +28,37 @@ func loadConv3D(l *loader, c *conv3d, name string, cin, cout, k int) {
 
 // forward convolves x [W, H, Cin, T]: reflect padding (left, right, top,
 // bottom), causal zero frames for k > 1, and the given strides (W, H, T).
-func (c *conv3d) forward(g *ggml.Graph, x *ggml.Tensor, pad [4]int, stride [3]int) *ggml.Tensor {
+// The im2col of a conv is as large as its input times k³ (0.9 GB per frame
+// for the release's first level at 256 px), so output frames are computed
+// in groups whose im2col stays within budget bytes (0: one group); each
+// group is a frame-range view, so results are unchanged.
+func (c *conv3d) forward(g *ggml.Graph, x *ggml.Tensor, pad [4]int, stride [3]int, budget int64) *ggml.Tensor {
 	x = reflectPad(g, x, pad)
-	y := g.Conv3D(x, c.W, c.k, ggml.Conv3DOptions{Stride: stride, CausalT: c.k - 1})
+	if c.k > 1 {
+		x = g.Concat(g.Zeros(ggml.F32, x.Ne(0), x.Ne(1), x.Ne(2), c.k-1), x, 3)
+	}
+	st := max(stride[2], 1)
+	ot := (x.Ne(3)-c.k)/st + 1
+	group := ot
+	if budget > 0 {
+		s := max(stride[0], 1)
+		perFrame := int64(c.k*c.k*x.Ne(2)) * int64((x.Ne(0)-c.k)/s+1) * int64((x.Ne(1)-c.k)/s+1) * 4
+		group = min(ot, max(1, int((budget/perFrame-int64(c.k))/int64(st))+1))
+	}
+	var y *ggml.Tensor
+	for o0 := 0; o0 < ot; o0 += group {
+		o1 := min(ot, o0+group)
+		xs := x
+		if group < ot {
+			xs = g.View(x, o0*st*x.Nb(3), []int{x.Ne(0), x.Ne(1), x.Ne(2), (o1-1-o0)*st + c.k}, nil)
+		}
+		yi := g.Conv3D(xs, c.W, c.k, ggml.Conv3DOptions{Stride: stride})
+		if y == nil {
+			y = yi
+		} else {
+			y = g.Concat(y, yi, 3)
+		}
+	}
 	return g.Add(y, c.B)
 }
 
@@ -86,12 +114,12 @@ type resBlock struct {
 
 // Forward: x + conv2(silu(norm2(conv1(silu(norm1(x)))))), x through the
 // 1x1x1 shortcut when the width changes.
-func (b *resBlock) Forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
+func (b *resBlock) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64) *ggml.Tensor {
 	same := [4]int{1, 1, 1, 1}
-	h := b.Conv1.forward(g, b.Norm1.silu(g, x), same, [3]int{})
-	h = b.Conv2.forward(g, b.Norm2.silu(g, h), same, [3]int{})
+	h := b.Conv1.forward(g, b.Norm1.silu(g, x), same, [3]int{}, budget)
+	h = b.Conv2.forward(g, b.Norm2.silu(g, h), same, [3]int{}, budget)
 	if b.Shortcut != nil {
-		x = b.Shortcut.forward(g, x, [4]int{}, [3]int{})
+		x = b.Shortcut.forward(g, x, [4]int{}, [3]int{}, budget)
 	}
 	return g.Add(h, x)
 }
@@ -148,13 +176,14 @@ func loadVideoEncoder(l *loader, c *VideoConfig) *videoEncoder {
 
 // Forward maps normalised pixels x [W, H, 3, T] to the posterior moments
 // [W/16, H/16, 2·latent, T'] (mean first), T' = 1 + (T-1)/4 for the release.
-func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, tp *tapper) *ggml.Tensor {
-	h := e.ConvIn.forward(g, x, [4]int{1, 1, 1, 1}, [3]int{})
+// budget bounds each conv's im2col in bytes (0: unbounded).
+func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *tapper) *ggml.Tensor {
+	h := e.ConvIn.forward(g, x, [4]int{1, 1, 1, 1}, [3]int{}, budget)
 	tp.tap(g, "enc.conv_in", h)
 	for i := range e.Levels {
 		lv := &e.Levels[i]
 		for j := range lv.Blocks {
-			h = lv.Blocks[j].Forward(g, h)
+			h = lv.Blocks[j].Forward(g, h, budget)
 			tp.tap(g, fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
 		}
 		if lv.Down != nil {
@@ -162,13 +191,13 @@ func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, tp *tapper) *ggml.
 			if lv.space == 2 {
 				pad = [4]int{0, 1, 0, 1}
 			}
-			h = lv.Down.forward(g, h, pad, [3]int{lv.space, lv.space, lv.tstride})
+			h = lv.Down.forward(g, h, pad, [3]int{lv.space, lv.space, lv.tstride}, budget)
 			tp.tap(g, fmt.Sprintf("enc.down.%d.downsample", i), h)
 		}
 	}
-	h = e.ConvOut.forward(g, e.NormOut.silu(g, h), [4]int{1, 1, 1, 1}, [3]int{})
+	h = e.ConvOut.forward(g, e.NormOut.silu(g, h), [4]int{1, 1, 1, 1}, [3]int{}, budget)
 	tp.tap(g, "enc.out", h)
-	m := e.Quant.forward(g, h, [4]int{}, [3]int{})
+	m := e.Quant.forward(g, h, [4]int{}, [3]int{}, budget)
 	tp.tap(g, "moments", m)
 	return m
 }
