@@ -21,8 +21,8 @@ type VideoEncoder struct {
 	// ConvBudget bounds the im2col scratch of one convolution in bytes
 	// (0: DefaultConvBudget); frames are convolved in groups to stay within it.
 	ConvBudget int64
-	taps     *tapper
-	inspect  func(*ggml.Graph) // tests: sees every graph before it runs
+	taps       *tapper
+	inspect    func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
 // LoadVideoEncoder loads the encoder and quant_conv weights from src onto b.
