@@ -292,3 +292,23 @@ func TestParityQ8(t *testing.T) {
 		t.Errorf("fc2 stored as %s", got)
 	}
 }
+
+func TestInferConfig(t *testing.T) {
+	src, err := weights.OpenSafetensors(filepath.Join(fixtureDir, "weights.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := ConfigFor(src, nil) // no config.json, no metadata: shapes
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tinyConfig(t)
+	want.ClassName = ""
+	if fmt.Sprint(*got) != fmt.Sprint(*want) {
+		t.Errorf("inferred %+v\nconfig.json %+v", *got, *want)
+	}
+	if _, err := InferConfig(fakeSource{src, "rope.inv_freq", ""}); err == nil || !strings.Contains(err.Error(), "lacks rope.inv_freq") {
+		t.Errorf("got %v", err)
+	}
+}
