@@ -1,0 +1,78 @@
+package vae
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// releaseAudioMetadata is FL2VA/audio_vae/metadata.json of the release.
+const releaseAudioMetadata = `{"metadata": {"kwargs": {"attn_proj": true, "decoder_dim": 1024,
+ "decoder_rates": [5, 5, 2, 2, 2, 2, 2], "decoder_type": "bigvgan", "encoder_dim": 64,
+ "encoder_rates": [2, 4, 4, 5, 5], "latent_dim": 2048, "sample_rate": 32000, "vae_latent_channels": 32}}}`
+
+func releaseAudioConfigJSON() []byte {
+	mean, std := make([]float64, 32), make([]float64, 32)
+	for i := range std {
+		std[i] = 1
+	}
+	b, _ := json.Marshal(map[string]any{"_class_name": "MiniMaxH3AudioVAE", "output_channel": 2, "sample_rate": 32000,
+		"latent_channels": 32, "latents_mean": mean, "latents_std": std})
+	return b
+}
+
+func TestParseAudioConfigRelease(t *testing.T) {
+	c, err := ParseAudioConfig(releaseAudioConfigJSON(), []byte(releaseAudioMetadata))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hop() != 800 || c.Model.Heads != 8 || !equalInts(c.Model.DecoderKernels, []int{9, 9, 4, 4, 4, 4, 4}) {
+		t.Errorf("hop %d, heads %d, kernels %v; want 800, 8, release kernels", c.Hop(), c.Model.Heads, c.Model.DecoderKernels)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	// every problem is reported at once
+	bad := strings.NewReplacer(`"decoder_rates": [5, 5, 2, 2, 2, 2, 2]`, `"decoder_rates": [5, 5, 2, 2, 2, 2]`,
+		`"decoder_type": "bigvgan"`, `"decoder_type": "hifigan"`).Replace(releaseAudioMetadata)
+	_, err := ParseAudioConfig(releaseAudioConfigJSON(), []byte(bad))
+	for _, want := range []string{"decoder_type", "decoder_kernel_sizes", "do not undo encoder_rates"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("audio: error %v does not mention %q", err, want)
+		}
+	}
+	v := releaseVideoConfig(t)
+	v.Source.ChMult[2] = 0
+	v.Source.PaddingMode = "zeros"
+	v.LatentsStd[5] = 0
+	v.TileSize = 250
+	err = v.Validate()
+	for _, want := range []string{"level 2 has 0 channels", "reflect", "latents_std[5]", "vae_tile_size 250"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("video: error %v does not mention %q", err, want)
+		}
+	}
+	if _, err := ParseVideoConfig([]byte(`{`), []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "video_vae/config.json") {
+		t.Errorf("truncated wrapper: %v", err)
+	}
+}
+
+// A checkpoint that lacks tensors or has wrong shapes is refused with one
+// error naming all of them, before anything is allocated.
+func TestLoadReportsEveryMissingTensor(t *testing.T) {
+	src := openFixture(t, "video_weights_decoder")
+	cfg := videoConfig(t, src)
+	cfg.Source.ViT.Layers = 3 // the fixture has 2 blocks
+	cfg.Source.ViT.Heads = 4  // and width 64, not 128
+	_, err := LoadVideoDecoder(cpuBackend(t), src, cfg, DecodeOptions{})
+	if err == nil {
+		t.Fatal("loaded a decoder whose config disagrees with its tensors")
+	}
+	msg := err.Error()
+	for _, want := range []string{"missing tensor decoder.transformer_blocks.2.attn.to_qkv.weight", "decoder.x_embedder.weight: shape [64 24], want [128 24]"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not mention %q:\n%s", want, msg)
+		}
+	}
+	t.Logf("%d problems reported", strings.Count(msg, "\n")+1)
+}
