@@ -147,7 +147,7 @@ func (m *Model) PrepareAdaLN(steps []Timesteps) error {
 	}
 	at.ws = m.b.NewWeightSet(c.Layers + 1)
 	for i := 0; i < c.Layers; i++ {
-		at.blocks = append(at.blocks, at.ws.Add(fmt.Sprintf("adaln.%d", i), ggml.F32, h, np, adaSlots))
+		at.blocks = append(at.blocks, at.ws.Add(fmt.Sprintf("adaln.%d", i), m.opt.AdaLNType, h, np, adaSlots))
 	}
 	at.final = at.ws.Add("adaln.final", ggml.F32, h, nt, 2)
 	if err := at.ws.Alloc(); err != nil {

@@ -312,3 +312,13 @@ func TestInferConfig(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// bf16 modulation tables: the rounding of shift, scale and gate only.
+func TestAdaLNTablesBF16(t *testing.T) {
+	b := cpuBackend(t)
+	m := loadTiny(t, b, false, Options{ExactKV: true, AdaLNType: ggml.BF16})
+	auditAll(t, m)
+	_, c, v, _ := runCase(t, m, "ref2va")
+	wv, _ := c.get(t, "out.video")
+	expectClose(t, "bf16 tables", v, wv, tolKV)
+}
