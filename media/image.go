@@ -157,7 +157,10 @@ func Resize(img image.Image, w, h int, p Policy) (*image.NRGBA, error) {
 	case Stretch:
 		return imaging.Resize(img, w, h, imaging.Lanczos), nil
 	case Cover:
-		return imaging.Fill(img, w, h, imaging.Center, imaging.Lanczos), nil
+		// Crop first, then resample: resampling first would scale a
+		// 4000x3 strip to millions of pixels before throwing them away.
+		r := coverCrop(b.Dx(), b.Dy(), w, h).Add(b.Min)
+		return imaging.Resize(imaging.Crop(img, r), w, h, imaging.Lanczos), nil
 	case Fit:
 		fw, fh := FitSize(b.Dx(), b.Dy(), w, h)
 		if fw == b.Dx() && fh == b.Dy() {
@@ -178,11 +181,17 @@ func FitSize(sw, sh, w, h int) (int, int) {
 	return scaleToEdge(sw, sh, w, h, true)
 }
 
-// coverSize is the smallest aspect-preserving scale of sw x sh that covers
-// w x h; the Cover crop then trims it to exactly w x h.
-func coverSize(sw, sh, w, h int) (int, int) {
-	cw, ch := scaleToEdge(sw, sh, w, h, false)
-	return max(cw, w), max(ch, h)
+// coverCrop is the centred part of a sw x sh picture that has the w x h
+// canvas's aspect ratio: what Cover keeps before scaling it to w x h.
+func coverCrop(sw, sh, w, h int) image.Rectangle {
+	cw, ch := sw, sh
+	if int64(sw)*int64(h) > int64(sh)*int64(w) {
+		cw = max(1, int((int64(sh)*int64(w)+int64(h)/2)/int64(h)))
+	} else {
+		ch = max(1, int((int64(sw)*int64(h)+int64(w)/2)/int64(w)))
+	}
+	x, y := (sw-cw)/2, (sh-ch)/2
+	return image.Rect(x, y, x+cw, y+ch)
 }
 
 // scaleToEdge scales sw x sh so that one side meets the canvas: the

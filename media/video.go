@@ -100,7 +100,8 @@ func (t *Tools) OpenVideo(ctx context.Context, path string, opt VideoOptions) (*
 }
 
 // videoFilter builds the FFmpeg filter chain: constant frame rate first
-// (so dropped frames are never scaled), then the policy's Lanczos scale.
+// (so dropped frames are never scaled), then the policy's crop and Lanczos
+// scale, computed here so stills and video share one geometry.
 // FFmpeg has already applied the display rotation, so info's displayed
 // size is the filter's input size.
 func videoFilter(info Info, opt VideoOptions) (filter string, w, h int) {
@@ -111,8 +112,10 @@ func videoFilter(info Info, opt VideoOptions) (filter string, w, h int) {
 	filter = "fps=" + strconv.FormatFloat(opt.FPS, 'g', -1, 64)
 	switch opt.Policy {
 	case Cover:
-		cw, ch := coverSize(info.Width, info.Height, w, h)
-		filter += scale(cw, ch) + fmt.Sprintf(",crop=%d:%d", w, h)
+		r := coverCrop(info.Width, info.Height, w, h)
+		// exact: keep the centre to the pixel rather than rounding the offset
+		// to the chroma grid, so stills and video crop alike.
+		filter += fmt.Sprintf(",crop=%d:%d:%d:%d:exact=1", r.Dx(), r.Dy(), r.Min.X, r.Min.Y) + scale(w, h)
 	case Fit:
 		w, h = FitSize(info.Width, info.Height, w, h)
 		filter += scale(w, h)

@@ -2,6 +2,7 @@ package media
 
 import (
 	"errors"
+	"fmt"
 	"image"
 	"io"
 	"path/filepath"
@@ -12,25 +13,27 @@ import (
 )
 
 // TestVideo1080pAtCanvas decodes a 10 s 1080x1920 clip at the 768x1344
-// canvas from a start time with a frame bound, and checks chosen frames
-// against FFmpeg's unscaled frame at the same instant resized by imaging's
-// Lanczos: an independent path for both the timing and the resampling.
+// canvas from a start time with a frame bound. Chosen frames are compared
+// with FFmpeg's unscaled source frames resized by imaging's Lanczos (an
+// independent decode path and resampler; only the crop geometry is
+// shared): the frame at the right instant must match, and match better
+// than its neighbours one source frame earlier or later.
 func TestVideo1080pAtCanvas(t *testing.T) {
 	tools := testTools(t)
 	dir := t.TempDir()
 	src := clip(t, dir, "tall.mp4", 1080, 1920, 30, 10, 0)
 	const w, h, maxFrames = 768, 1344, 121
-	// 24 and 30 fps meet every 4 output frames; those instants name one
-	// source frame without rounding ambiguity.
-	check := map[int]string{0: "2", 24: "3", 96: "6"}
-	got := map[int]Frame{}
+	// 24 and 30 fps meet every 4 output frames: output frame 0 is source
+	// frame 60 (t = 2 s) and output frame 96 is source frame 180 (t = 6 s).
+	check := map[int]int{0: 60, 96: 180}
+	got := map[int][]byte{}
 	n, err := tools.DecodeVideo(testCtx(t), src, VideoOptions{Width: w, Height: h, Policy: Cover, Start: 2e9, MaxFrames: maxFrames},
 		func(i int, f Frame) error {
 			if f.Width != w || f.Height != h || len(f.Pix) != w*h*3 {
 				t.Fatalf("frame %d is %dx%d", i, f.Width, f.Height)
 			}
 			if _, ok := check[i]; ok {
-				got[i] = Frame{Width: w, Height: h, Pix: append([]byte(nil), f.Pix...)}
+				got[i] = append([]byte(nil), f.Pix...)
 			}
 			return nil
 		})
@@ -40,19 +43,31 @@ func TestVideo1080pAtCanvas(t *testing.T) {
 	if n != maxFrames {
 		t.Fatalf("decoded %d frames, want the bound %d", n, maxFrames)
 	}
-	for i, at := range check {
-		ref := filepath.Join(dir, "ref"+at+".png")
-		ffmpegGen(t, "-ss", at, "-i", src, "-frames:v", "1", ref)
-		img, err := DecodeImage(ref)
-		if err != nil {
-			t.Fatal(err)
+	for i, srcFrame := range check {
+		var p [3]float64 // PSNR against source frames srcFrame-1, srcFrame, srcFrame+1
+		for k := range p {
+			// Seek just before the frame's timestamp: FFmpeg returns the
+			// first frame at or after it.
+			at := fmt.Sprintf("%.4f", float64(srcFrame+k-1)/30-0.005)
+			ref := filepath.Join(dir, "ref.png")
+			ffmpegGen(t, "-ss", at, "-i", src, "-frames:v", "1", ref)
+			img, err := DecodeImage(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cover, err := Resize(img, w, h, Cover)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p[k] = psnr(FrameFromImage(cover).Pix, got[i])
 		}
-		want := FrameFromImage(imaging.Fill(img, w, h, imaging.Center, imaging.Lanczos))
-		if p := psnr(want.Pix, got[i].Pix); p < 30 {
-			t.Errorf("frame %d (t=%s s): PSNR %.1f dB against the reference, want >= 30", i, at, p)
-		} else {
-			t.Logf("frame %d (t=%s s): PSNR %.1f dB", i, at, p)
+		// swscale scales 4:2:0 chroma before converting to RGB, imaging
+		// after: saturated test-card edges keep the match near 30 dB.
+		if p[1] < 27 || p[1] < p[0]+1 || p[1] < p[2]+1 {
+			t.Errorf("frame %d: PSNR %.1f dB against source frame %d, %.1f / %.1f against its neighbours; want >= 27 and the best by 1 dB",
+				i, p[1], srcFrame, p[0], p[2])
 		}
+		t.Logf("frame %d: PSNR %.1f dB against source frame %d (neighbours %.1f, %.1f)", i, p[1], srcFrame, p[0], p[2])
 	}
 }
 
