@@ -1,0 +1,374 @@
+//go:build long
+
+package vae
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
+)
+
+// memSource is an in-memory weights.Source of F32 tensors.
+type memSource struct {
+	data  map[string][]float32
+	shape map[string][]int64
+}
+
+func newMemSource() *memSource {
+	return &memSource{data: map[string][]float32{}, shape: map[string][]int64{}}
+}
+
+// add fills a tensor with N(0, scale²) plus shift.
+func (m *memSource) add(r *rand.Rand, name string, scale, shift float64, shape ...int64) {
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64()*scale + shift)
+	}
+	m.data[name], m.shape[name] = v, shape
+}
+
+func (m *memSource) Tensors() []weights.TensorInfo {
+	var out []weights.TensorInfo
+	for n := range m.data {
+		t, _ := m.Lookup(n)
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (m *memSource) Lookup(name string) (weights.TensorInfo, bool) {
+	v, ok := m.data[name]
+	if !ok {
+		return weights.TensorInfo{}, false
+	}
+	return weights.TensorInfo{Name: name, DType: weights.F32, Shape: m.shape[name], Bytes: int64(4 * len(v))}, true
+}
+
+func (m *memSource) Data(name string) ([]byte, bool) {
+	v, ok := m.data[name]
+	if !ok {
+		return nil, false
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b, true
+}
+
+func (m *memSource) Mapping(string) []byte       { return nil }
+func (m *memSource) Files() []weights.FileInfo   { return nil }
+func (m *memSource) Metadata() map[string]string { return nil }
+func (m *memSource) Close() error                { return nil }
+func (m *memSource) get(name string) []float32   { return m.data[name] }
+func (m *memSource) lin(name string, in int) func([]float64) []float64 {
+	w, b := m.data[name+".weight"], m.data[name+".bias"]
+	out := len(w) / in
+	return func(x []float64) []float64 {
+		y := make([]float64, out)
+		for o := range out {
+			s := float64(b[o])
+			row := w[o*in:][:in]
+			for i, v := range row {
+				s += float64(v) * x[i]
+			}
+			y[o] = s
+		}
+		return y
+	}
+}
+
+// One ViT decoder block at the release's width (2048 = 32 heads x 64, RoPE
+// over 48 dims, theta 100) on CPU, against a float64 reference of the same
+// math written here from the reference's equations.
+func TestRealConfigDecoderBlock(t *testing.T) {
+	cfg := releaseVideoConfig(t)
+	cfg.Source.ViT.Layers = 1
+	dim, inner := int64(cfg.Dim()), int64(ffnMult*cfg.Dim())
+	r := rand.New(rand.NewPCG(1, 2))
+	m := newMemSource()
+	s := 1 / math.Sqrt(float64(dim))
+	m.add(r, "post_quant_conv.weight", 0.2, 0, 24, 24, 1, 1, 1)
+	m.add(r, "post_quant_conv.bias", 0.05, 0, 24)
+	m.add(r, "decoder.x_embedder.weight", 0.2, 0, dim, 24)
+	m.add(r, "decoder.x_embedder.bias", 0.05, 0, dim)
+	m.add(r, "decoder.register_tokens", 1, 0, 1, registerTokens, dim)
+	p := "decoder.transformer_blocks.0."
+	m.add(r, p+"norm1.weight", 0.1, 1, dim)
+	m.add(r, p+"attn.to_qkv.weight", s, 0, 3*dim, dim)
+	m.add(r, p+"attn.to_qkv.bias", 0.05, 0, 3*dim)
+	m.add(r, p+"attn.to_out.weight", s, 0, dim, dim)
+	m.add(r, p+"attn.to_out.bias", 0.05, 0, dim)
+	m.add(r, p+"scale1", 0.1, 0.4, dim)
+	m.add(r, p+"norm2.weight", 0.1, 1, dim)
+	m.add(r, p+"ff.w1.weight", s, 0, 2*inner, dim)
+	m.add(r, p+"ff.w1.bias", 0.05, 0, 2*inner)
+	m.add(r, p+"ff.w2.weight", 1/math.Sqrt(float64(inner)), 0, dim, inner)
+	m.add(r, p+"ff.w2.bias", 0.05, 0, dim)
+	m.add(r, p+"scale2", 0.1, 0.4, dim)
+	m.add(r, "decoder.norm_out.weight", 0.1, 1, dim)
+	m.add(r, "decoder.norm_out.bias", 0.05, 0, dim)
+	m.add(r, "decoder.proj_out.weight", s, 0, 3*4*16*16, dim)
+	m.add(r, "decoder.proj_out.bias", 0.05, 0, 3*4*16*16)
+
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer b.Close()
+	d, err := LoadVideoDecoder(b, m, cfg, DecodeOptions{Precision: Reference})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	a := &auditor{t: t}
+	d.inspect = a.inspect
+	z := newVol(24, 2, 2, 3)
+	for i := range z.d {
+		z.d[i] = float32(r.NormFloat64())
+	}
+	start := time.Now()
+	got, err := d.decodeTile(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("graph: %v for %d tokens", time.Since(start), 12+decoderSuffix)
+	want := refDecoderBlock(m, cfg, z)
+	checkRel(t, "decoder, 1 block at dim 2048", got.d, d.net.unpatchify(want, z.t, z.h, z.w).d, tolF32)
+	a.done()
+}
+
+// refDecoderBlock is post_quant_conv, x_embedder, one TransformerBlock,
+// norm_out and proj_out in float64, returning the patch rows as float32.
+func refDecoderBlock(m *memSource, cfg *VideoConfig, z vol) []float32 {
+	dim, heads, dh := cfg.Dim(), cfg.Source.ViT.Heads, cfg.Source.ViT.DimHead
+	n := z.t * z.h * z.w
+	post, emb := m.lin("post_quant_conv", 24), m.lin("decoder.x_embedder", 24)
+	var x [][]float64
+	for tok := range n {
+		v := make([]float64, 24)
+		for c := range 24 {
+			v[c] = float64(z.d[c*n+tok])
+		}
+		x = append(x, emb(post(v)))
+	}
+	reg := m.get("decoder.register_tokens")
+	for i := range registerTokens {
+		row := make([]float64, dim)
+		for j := range dim {
+			row[j] = float64(reg[i*dim+j])
+		}
+		x = append(x, row)
+	}
+	x = append(x, make([]float64, dim))
+	S := len(x)
+	// positions: cell centres in (-1, 1) per axis; suffix tokens at 0
+	rot := int(float64(dh) * cfg.Source.ViT.RopeDimRatio)
+	freqs := rot / 6
+	angle := func(tok, pair int) float64 {
+		if tok >= n {
+			return 0
+		}
+		idx := [3]int{tok / (z.h * z.w), tok / z.w % z.h, tok % z.w}
+		size := [3]int{z.t, z.h, z.w}
+		ax, f := pair/freqs, pair%freqs
+		coord := (2*float64(idx[ax])+1)/float64(size[ax]) - 1
+		return 2 * math.Pi * coord * math.Pow(cfg.Source.ViT.RopeTheta, -float64(6*f)/float64(rot))
+	}
+	rms := func(v []float64, w []float32) []float64 {
+		var ss float64
+		for _, e := range v {
+			ss += e * e
+		}
+		k := 1 / math.Sqrt(ss/float64(len(v))+vitEps)
+		out := make([]float64, len(v))
+		for i, e := range v {
+			out[i] = e * k
+			if w != nil {
+				out[i] *= float64(w[i])
+			}
+		}
+		return out
+	}
+	p := "decoder.transformer_blocks.0."
+	qkvL, outL := m.lin(p+"attn.to_qkv", dim), m.lin(p+"attn.to_out", dim)
+	w1, w2 := m.lin(p+"ff.w1", dim), m.lin(p+"ff.w2", ffnMult*dim)
+	q, k, v := make([][][]float64, heads), make([][][]float64, heads), make([][][]float64, heads)
+	for tok := range S {
+		qkv := qkvL(rms(x[tok], m.get(p+"norm1.weight")))
+		for h := range heads {
+			base := h * 3 * dh
+			qh, kh := rms(qkv[base:base+dh], nil), rms(qkv[base+dh:base+2*dh], nil)
+			for pr := range rot / 2 {
+				c, s := math.Cos(angle(tok, pr)), math.Sin(angle(tok, pr))
+				for _, u := range [][]float64{qh, kh} {
+					a, b := u[pr], u[pr+rot/2]
+					u[pr], u[pr+rot/2] = a*c-b*s, b*c+a*s
+				}
+			}
+			q[h], k[h], v[h] = append(q[h], qh), append(k[h], kh), append(v[h], append([]float64(nil), qkv[base+2*dh:base+3*dh]...))
+		}
+	}
+	scale1, scale2 := m.get(p+"scale1"), m.get(p+"scale2")
+	for tok := range S {
+		att := make([]float64, dim)
+		for h := range heads {
+			sc := make([]float64, S)
+			mx := math.Inf(-1)
+			for j := range S {
+				for e := range dh {
+					sc[j] += q[h][tok][e] * k[h][j][e]
+				}
+				sc[j] /= math.Sqrt(float64(dh))
+				mx = math.Max(mx, sc[j])
+			}
+			var sum float64
+			for j := range sc {
+				sc[j] = math.Exp(sc[j] - mx)
+				sum += sc[j]
+			}
+			for j := range S {
+				for e := range dh {
+					att[h*dh+e] += sc[j] / sum * v[h][j][e]
+				}
+			}
+		}
+		o := outL(att)
+		for i := range dim {
+			x[tok][i] += o[i] * float64(scale1[i])
+		}
+	}
+	inner := ffnMult * dim
+	nw, nb := m.get("decoder.norm_out.weight"), m.get("decoder.norm_out.bias")
+	proj := m.lin("decoder.proj_out", dim)
+	var rows []float32
+	for tok := range S {
+		f := w1(rms(x[tok], m.get(p+"norm2.weight")))
+		g := make([]float64, inner)
+		for i := range inner {
+			a := f[i]
+			g[i] = a / (1 + math.Exp(-a)) * f[inner+i]
+		}
+		y := w2(g)
+		for i := range dim {
+			x[tok][i] += y[i] * float64(scale2[i])
+		}
+		if tok >= n {
+			continue
+		}
+		var mean, vr float64
+		for _, e := range x[tok] {
+			mean += e
+		}
+		mean /= float64(dim)
+		for _, e := range x[tok] {
+			vr += (e - mean) * (e - mean)
+		}
+		sd := math.Sqrt(vr/float64(dim) + vitEps)
+		ln := make([]float64, dim)
+		for i, e := range x[tok] {
+			ln[i] = (e-mean)/sd*float64(nw[i]) + float64(nb[i])
+		}
+		for _, e := range proj(ln) {
+			rows = append(rows, float32(e))
+		}
+	}
+	return rows
+}
+
+// One BigVGAN stage at the release's widths (ups.0: 1024 -> 512, kernel 9,
+// stride 5; three AMP resblocks at 512 channels, kernels 3/7/11) on CPU:
+// shapes, finiteness and time.
+func TestRealConfigBigVGANStage(t *testing.T) {
+	const cin, cout, k, rate, steps = 1024, 512, 9, 5, 16
+	r := rand.New(rand.NewPCG(3, 4))
+	m := newMemSource()
+	m.add(r, "decoder.ups.0.0.weight_v", 1, 0, cin, cout, k)
+	m.add(r, "decoder.ups.0.0.weight_g", 0.05, 0.3, cin, 1, 1)
+	m.add(r, "decoder.ups.0.0.bias", 0.05, 0, cout)
+	l := newLoader(m)
+	var st decoderStage
+	st.Up.stride, st.Up.pad = rate, (k-rate)/2
+	l.put(&st.Up.W, "up", l.weightNorm("decoder.ups.0.0", cin, cout, k), k, cout, cin)
+	l.tensor(&st.Up.B, "decoder.ups.0.0.bias", []int{cout}, 1, cout)
+	st.Blocks = make([]ampBlock, len(audioResKernels))
+	for j, rk := range audioResKernels {
+		q := fmt.Sprintf("decoder.resblocks.%d", j)
+		for a := range 6 {
+			n := fmt.Sprintf("%s.activations.%d", q, a)
+			m.add(r, n+".act.alpha", 0.2, 0, cout)
+			m.add(r, n+".act.beta", 0.2, 0, cout)
+			m.add(r, n+".upsample.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+			m.add(r, n+".downsample.lowpass.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+			loadAASnake(l, &st.Blocks[j].Acts[a], n, cout)
+		}
+		for pi, dil := range audioResDilations {
+			for _, c := range []string{"convs1", "convs2"} {
+				n := fmt.Sprintf("%s.%s.%d", q, c, pi)
+				m.add(r, n+".weight_v", 1, 0, cout, cout, int64(rk))
+				m.add(r, n+".weight_g", 0.02, 0.1, cout, 1, 1)
+				m.add(r, n+".bias", 0.05, 0, cout)
+			}
+			loadWNConv1D(l, &st.Blocks[j].Convs1[pi], fmt.Sprintf("%s.convs1.%d", q, pi), cout, cout, rk, 1, dil*(rk-1)/2, dil, true)
+			loadWNConv1D(l, &st.Blocks[j].Convs2[pi], fmt.Sprintf("%s.convs2.%d", q, pi), cout, cout, rk, 1, (rk-1)/2, 1, true)
+		}
+	}
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer b.Close()
+	ws, err := l.upload(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Free()
+	g := b.NewGraph(0)
+	defer g.Free()
+	x := g.Input("x", ggml.F32, steps, cin, stereo)
+	xs := make([]float32, steps*cin*stereo)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	x.SetF32(xs)
+	y := st.Up.forward(g, x)
+	var sum *ggml.Tensor
+	for j := range st.Blocks {
+		o := st.Blocks[j].Forward(g, y)
+		if sum == nil {
+			sum = o
+		} else {
+			sum = g.Add(sum, o)
+		}
+	}
+	out := g.Scale(sum, 1.0/3)
+	g.Output(out)
+	(&auditor{t: t}).inspect(g)
+	start := time.Now()
+	if err := g.Compute(); err != nil {
+		t.Fatal(err)
+	}
+	if out.Ne(0) != steps*rate || out.Ne(1) != cout || out.Ne(2) != stereo {
+		t.Fatalf("stage output %v, want [%d %d %d]", out.Shape(), steps*rate, cout, stereo)
+	}
+	var ss float64
+	for _, v := range out.F32() {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatal("non-finite output")
+		}
+		ss += float64(v) * float64(v)
+	}
+	t.Logf("stage 0 at 1024->512 ch, %d -> %d samples x 2: %v, rms %.3g", steps, steps*rate, time.Since(start), math.Sqrt(ss/float64(out.Elements())))
+}
