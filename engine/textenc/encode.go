@@ -3,6 +3,8 @@ package textenc
 import (
 	"context"
 	"fmt"
+
+	"h3studio/engine/layout"
 )
 
 // Input is a realised presentation: the token ids the language model
@@ -12,6 +14,9 @@ type Input struct {
 	IDs       []int32
 	Positions [][3]int
 	Items     []Item
+	// Tags is each token's DiT modality (vision blocks, delimiters
+	// included, are video; the rest text); Realise fills it.
+	Tags []layout.Modality
 }
 
 // Output is the raw residual stream after the last layer run, one row per
@@ -20,6 +25,7 @@ type Output struct {
 	Hidden []float32 // row-major [Tokens, Width]
 	Tokens int
 	Width  int
+	Tags   []layout.Modality // the input's tags, one per row
 }
 
 // padRun is one vision block's run of pad tokens.
@@ -53,6 +59,9 @@ func (m *Model) Encode(ctx context.Context, in Input) (*Output, error) {
 	}
 	if len(in.Positions) != S {
 		return nil, fmt.Errorf("textenc: %d positions for %d tokens", len(in.Positions), S)
+	}
+	if in.Tags != nil && len(in.Tags) != S {
+		return nil, fmt.Errorf("textenc: %d tags for %d tokens", len(in.Tags), S)
 	}
 	runs := m.padRuns(in.IDs)
 	if len(runs) != len(in.Items) {
@@ -112,5 +121,5 @@ func (m *Model) Encode(ctx context.Context, in Input) (*Output, error) {
 		return nil, err
 	}
 	m.tap("hidden", x)
-	return &Output{Hidden: x, Tokens: S, Width: D}, nil
+	return &Output{Hidden: x, Tokens: S, Width: D, Tags: in.Tags}, nil
 }

@@ -54,11 +54,10 @@ func bindFields(prefix string, module any) []boundWeight {
 
 // loadModule fills module's weights from src into a new WeightSet on b,
 // reporting every missing tensor at once. Vectors (norm scales, biases) are
-// kept in f32; matrices are stored as wt, or as the checkpoint stores them
-// when wt is 0 (ggml's F32 is also 0: the fixture and any f32 checkpoint
-// then stay f32 either way). Tensors of more than two axes (the
-// Conv3d patch embedding) are flattened to [out, rest].
-func loadModule(b *ggml.Backend, src weights.Source, prefix string, module any, wt ggml.DType) (*ggml.WeightSet, error) {
+// kept in f32; matrices are stored as wt says (PrecisionAuto: as the
+// checkpoint stores them). Tensors of more than two axes (the Conv3d patch
+// embedding) are flattened to [out, rest].
+func loadModule(b *ggml.Backend, src weights.Source, prefix string, module any, wt Precision) (*ggml.WeightSet, error) {
 	fields := bindFields(prefix, module)
 	ws := b.NewWeightSet(len(fields))
 	type pending struct {
@@ -117,11 +116,12 @@ func ggmlShape(s []int64) []int {
 	return []int{int(rest), int(s[0])}
 }
 
-func storeType(file weights.DType, want ggml.DType, shape []int) (ggml.DType, error) {
+func storeType(file weights.DType, wt Precision, shape []int) (ggml.DType, error) {
 	if len(shape) == 1 {
 		return ggml.F32, nil
 	}
-	if want != 0 {
+	if wt != PrecisionAuto {
+		want := wt.dtype()
 		if shape[0]%want.BlockSize() != 0 {
 			return 0, fmt.Errorf("row length %d is not a multiple of %s's block %d", shape[0], want, want.BlockSize())
 		}

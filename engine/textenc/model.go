@@ -171,19 +171,12 @@ func (m *Model) embed(ids []int32) ([]float32, error) {
 	return out, nil
 }
 
-func (m *Model) weightType() ggml.DType {
-	if m.opts.Weights == PrecisionAuto {
-		return 0
-	}
-	return m.opts.Weights.dtype()
-}
-
 func (m *Model) layer(i int) (*layerSlot, error) {
 	if s := m.layers[i]; s != nil {
 		return s, nil
 	}
 	s := &layerSlot{}
-	ws, err := loadModule(m.b, m.src, fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.weightType())
+	ws, err := loadModule(m.b, m.src, fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.opts.Weights)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package textenc
 import (
 	"math"
 	"testing"
+
+	"h3studio/engine/weights/safetensors"
 )
 
 // ref64 is a float64 Go transcription of the reference math (HF
@@ -299,4 +301,26 @@ func (r *ref64) textLayerRows64(li int, x []float64, S int, pos [3][]int32, rows
 		out = append(out, y)
 	}
 	return out
+}
+
+// newRef64Source is a float64 reference over any weight source.
+func newRef64Source(t *testing.T, cfg Config, src interface {
+	Data(string) ([]byte, bool)
+}, dtype func(string) string) *ref64 {
+	cache := map[string][]float64{}
+	return &ref64{cfg: cfg, w: func(name string) []float64 {
+		if v, ok := cache[name]; ok {
+			return v
+		}
+		data, ok := src.Data(name)
+		if !ok {
+			t.Fatalf("reference: tensor %s missing", name)
+		}
+		v32, err := safetensors.ToFloat32(safetensors.DType(dtype(name)), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache[name] = toF64(v32)
+		return cache[name]
+	}}
 }

@@ -186,7 +186,7 @@ func (m *Model) visionTower() (*VisionTower, error) {
 		return &m.vision.t, nil
 	}
 	s := &visionSlot{t: newVisionTower(m.cfg.Vision)}
-	ws, err := loadModule(m.b, m.src, "model.visual.", &s.t, m.weightType())
+	ws, err := loadModule(m.b, m.src, "model.visual.", &s.t, m.opts.Weights)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,9 @@ type visionFeatures struct {
 	tokens    int
 }
 
-// encodeItem runs one vision item through the tower.
+// encodeItem runs one vision item through the tower: each of its
+// TemporalPatch-frame blocks in its own graph, their tokens averaged when
+// temporally pooled, then spatially pooled.
 func (m *Model) encodeItem(i int, it Item) (*visionFeatures, error) {
 	c := m.cfg.Vision
 	if err := c.checkItem(it); err != nil {
@@ -219,6 +221,44 @@ func (m *Model) encodeItem(i int, it Item) (*visionFeatures, error) {
 		return nil, fmt.Errorf("textenc: vision item %dx%d has %d patches, more than one attention call takes (%d); scale it down",
 			it.Width, it.Height, gh*gw, ggml.MaxAttentionRows)
 	}
+	blocks := len(it.Frames) / c.TemporalPatch
+	var sum *visionFeatures
+	for b := 0; b < blocks; b++ {
+		blk := it
+		blk.Frames = it.Frames[b*c.TemporalPatch : (b+1)*c.TemporalPatch]
+		f, err := m.encodeBlock(fmt.Sprintf("vision item %d block %d (%dx%d)", i, b, it.Width, it.Height), blk)
+		if err != nil {
+			return nil, err
+		}
+		if sum == nil {
+			sum = f
+			continue
+		}
+		addInto(sum.merged, f.merged)
+		for k := range sum.deepstack {
+			addInto(sum.deepstack[k], f.deepstack[k])
+		}
+	}
+	if blocks > 1 {
+		scaleBy(sum.merged, 1/float32(blocks))
+		for k := range sum.deepstack {
+			scaleBy(sum.deepstack[k], 1/float32(blocks))
+		}
+	}
+	if _, sp := it.pool(); sp > 1 {
+		mh, mw, d := gh/c.SpatialMerge, gw/c.SpatialMerge, c.OutHidden
+		sum.merged = poolTokens(sum.merged, mh, mw, d, sp)
+		for k := range sum.deepstack {
+			sum.deepstack[k] = poolTokens(sum.deepstack[k], mh, mw, d, sp)
+		}
+	}
+	sum.tokens = c.Tokens(it)
+	return sum, nil
+}
+
+// encodeBlock runs one TemporalPatch-frame block through the tower.
+func (m *Model) encodeBlock(name string, it Item) (*visionFeatures, error) {
+	c := m.cfg.Vision
 	t, err := m.visionTower()
 	if err != nil {
 		return nil, err
@@ -228,14 +268,27 @@ func (m *Model) encodeItem(i int, it Item) (*visionFeatures, error) {
 	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.kvType)
 	g.Output(merged)
 	g.Output(deep...)
-	if err := m.compute(fmt.Sprintf("vision item %d (%dx%d)", i, it.Width, it.Height), g); err != nil {
+	if err := m.compute(name, g); err != nil {
 		return nil, err
 	}
+	gh, gw := c.Grid(it)
 	f := &visionFeatures{merged: merged.F32(), tokens: gh * gw / c.cell()}
 	for _, d := range deep {
 		f.deepstack = append(f.deepstack, d.F32())
 	}
 	return f, nil
+}
+
+func addInto(dst, src []float32) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+func scaleBy(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
 }
 
 // visionSlot holds the loaded tower.

@@ -1,6 +1,10 @@
 package textenc
 
-import "fmt"
+import (
+	"fmt"
+
+	"h3studio/engine/layout"
+)
 
 // Host-side preparation of a vision item (an image, or one 2-frame video
 // block): patch extraction, position-embedding interpolation and the 2-D
@@ -8,13 +12,29 @@ import "fmt"
 // SpatialMerge x SpatialMerge cell are consecutive, cells in raster order,
 // which is the order the Qwen processors emit and the mergers rely on.
 
-// Item is one vision block as the tower sees it: Frames (TemporalPatch of
-// them; an image repeats its frame) of C x H x W float32 in [0, 1], H and
-// W multiples of Patch*SpatialMerge.
+// Item is one vision block as the tower sees it: Frames of C x H x W
+// float32 in [0, 1], H and W multiples of Patch*SpatialMerge. A block is
+// TemporalPatch frames (an image repeats its frame); with Pool.Temporal > 1
+// it holds up to that many consecutive blocks' frames, whose tokens are
+// averaged, and Pool.Spatial > 1 averages each square of merged tokens.
 type Item struct {
 	Frames [][]float32
 	Height int
 	Width  int
+	Pool   layout.Pool
+}
+
+// pool returns the item's pooling with zero factors read as 1.
+func (it Item) pool() (temporal, spatial int) {
+	return max(1, it.Pool.Temporal), max(1, it.Pool.Spatial)
+}
+
+// Tokens is the number of language-model tokens the item yields.
+func (c VisionConfig) Tokens(it Item) int {
+	gh, gw := c.Grid(it)
+	_, sp := it.pool()
+	mh, mw := gh/c.SpatialMerge, gw/c.SpatialMerge
+	return ((mh + sp - 1) / sp) * ((mw + sp - 1) / sp)
 }
 
 // Grid returns the patch grid of an item.
@@ -26,8 +46,12 @@ func (c VisionConfig) checkItem(it Item) error {
 	if it.Height <= 0 || it.Width <= 0 || it.Height%cell != 0 || it.Width%cell != 0 {
 		return fmt.Errorf("textenc: vision item %dx%d: sides must be positive multiples of %d", it.Width, it.Height, cell)
 	}
-	if len(it.Frames) != c.TemporalPatch {
-		return fmt.Errorf("textenc: vision item has %d frames, want %d (repeat an image's frame)", len(it.Frames), c.TemporalPatch)
+	tp, sp := it.pool()
+	if n := len(it.Frames); n == 0 || n%c.TemporalPatch != 0 || n > tp*c.TemporalPatch {
+		return fmt.Errorf("textenc: vision item has %d frames, want a multiple of %d up to %d (repeat an image's frame)", n, c.TemporalPatch, tp*c.TemporalPatch)
+	}
+	if tp > 2 || sp > 2 {
+		return fmt.Errorf("textenc: pooling %dx temporal, %dx spatial: only 1 or 2 are supported", tp, sp)
 	}
 	for i, f := range it.Frames {
 		if len(f) != c.InChannels*it.Height*it.Width {
@@ -37,7 +61,7 @@ func (c VisionConfig) checkItem(it Item) error {
 	return nil
 }
 
-// Patchify cuts an item into patch rows of C*T*P*P values (channel, then
+// Patchify cuts an item's first block into patch rows of C*T*P*P values (channel, then
 // time, then y, x: the Conv3d weight's layout), normalising pixels to
 // x*2-1 (the processor's mean 0.5, std 0.5). Rows are in merge order.
 func (c VisionConfig) Patchify(it Item) []float32 {
@@ -136,4 +160,34 @@ func visionRoPEPositions(gh, gw, merge int) (rows, cols []int32) {
 		rows[n], cols[n] = int32(r/gw), int32(r%gw)
 	}
 	return rows, cols
+}
+
+// poolTokens averages a merged token grid mh x mw (row-major, width d per
+// token) over sp x sp squares, partial squares at the edges averaging the
+// tokens they hold.
+func poolTokens(x []float32, mh, mw, d, sp int) []float32 {
+	if sp <= 1 {
+		return x
+	}
+	ph, pw := (mh+sp-1)/sp, (mw+sp-1)/sp
+	out := make([]float32, ph*pw*d)
+	acc := make([]float64, d)
+	for py := 0; py < ph; py++ {
+		for px := 0; px < pw; px++ {
+			clear(acc)
+			n := 0
+			for y := py * sp; y < min(mh, (py+1)*sp); y++ {
+				for x0 := px * sp; x0 < min(mw, (px+1)*sp); x0++ {
+					for i, v := range x[(y*mw+x0)*d : (y*mw+x0+1)*d] {
+						acc[i] += float64(v)
+					}
+					n++
+				}
+			}
+			for i := range acc {
+				out[(py*pw+px)*d+i] = float32(acc[i] / float64(n))
+			}
+		}
+	}
+	return out
 }

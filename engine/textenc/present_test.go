@@ -1,0 +1,233 @@
+package textenc
+
+import (
+	"context"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/tokenizer"
+	"h3studio/engine/weights"
+)
+
+// tinySnapshot writes the project's tiny random-weight snapshot (official
+// layout, BF16 Qwen3-VL text encoder, tiny tokenizer) and opens its text
+// encoder.
+func tinySnapshot(t *testing.T) (Config, weights.Source, *tokenizer.Tokenizer) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := weights.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := snap.Partitions[0]
+	te := part.Component("text_encoder")
+	if te == nil || te.Config == "" || part.Tokenizer == "" {
+		t.Fatal("tiny snapshot has no text_encoder config or tokenizer")
+	}
+	cfg, err := LoadConfig(te.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := te.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	tok, err := tokenizer.Load(part.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, src, tok
+}
+
+func randomItem(rng *rand.Rand, c VisionConfig, h, w, blocks int, pool layout.Pool) Item {
+	it := Item{Height: h, Width: w, Pool: pool}
+	for i := 0; i < blocks*c.TemporalPatch; i++ {
+		f := make([]float32, c.InChannels*h*w)
+		for j := range f {
+			f[j] = rng.Float32()
+		}
+		it.Frames = append(it.Frames, f)
+	}
+	return it
+}
+
+// pool64 averages a merged grid over sp x sp squares (partial squares at
+// the edges average what they hold), in float64.
+func pool64(x []float64, mh, mw, d, sp int) []float64 {
+	ph, pw := (mh+sp-1)/sp, (mw+sp-1)/sp
+	out := make([]float64, ph*pw*d)
+	for py := 0; py < ph; py++ {
+		for px := 0; px < pw; px++ {
+			n := 0.0
+			for y := py * sp; y < mh && y < (py+1)*sp; y++ {
+				for xx := px * sp; xx < mw && xx < (px+1)*sp; xx++ {
+					for i := 0; i < d; i++ {
+						out[(py*pw+px)*d+i] += x[(y*mw+xx)*d+i]
+					}
+					n++
+				}
+			}
+			for i := 0; i < d; i++ {
+				out[(py*pw+px)*d+i] /= n
+			}
+		}
+	}
+	return out
+}
+
+// TestRealiseAndEncode realises a Ref2VA-style presentation (an image, a
+// temporally and spatially pooled 2-fps video block, labels and a prompt)
+// with the tiny snapshot's tokenizer, encodes it, and checks ids,
+// positions, tags and the hidden state against the float64 reference,
+// pooling included.
+func TestRealiseAndEncode(t *testing.T) {
+	cfg, src, tok := tinySnapshot(t)
+	b := newBackend(t)
+	m, err := New(b, src, cfg, Options{Weights: PrecisionF32, KV: PrecisionF32, QueryChunk: 16, RowGroup: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.graphHook = auditHook(t, true)
+	vc := cfg.Vision
+	rng := rand.New(rand.NewSource(5))
+	img := randomItem(rng, vc, 64, 96, 1, layout.Pool{})                         // 2x3 tokens
+	vid := randomItem(rng, vc, 96, 160, 2, layout.Pool{Temporal: 2, Spatial: 2}) // 3x5 -> 2x3 tokens
+	p := layout.Presentation{Spans: []layout.Span{
+		{Kind: layout.SpanLabel, Text: "<Picture 1>: "},
+		{Kind: layout.SpanImage, GridH: 2, GridW: 3},
+		{Kind: layout.SpanLabel, Text: "<Video 1>: "},
+		{Kind: layout.SpanLabel, Text: "<0.7 seconds>"},
+		{Kind: layout.SpanVideo, GridH: 2, GridW: 3, Pool: layout.Pool{Temporal: 2, Spatial: 2}},
+		{Kind: layout.SpanPrompt},
+	}}
+	const prompt = "a red fox running through snow"
+	in, err := m.Realise(tok, p, prompt, []Item{img, vid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Expected ids and positions, from the tokenizer and HF's rope-index rule.
+	var ids []int32
+	var pos [][3]int
+	next := 0
+	text := func(s string) {
+		for _, id := range tok.Encode(s) {
+			ids = append(ids, int32(id))
+			pos = append(pos, [3]int{next, next, next})
+			next++
+		}
+	}
+	block := func(pad, gh, gw int) {
+		ids = append(ids, int32(cfg.VisionStart))
+		pos = append(pos, [3]int{next, next, next})
+		next++
+		for r := 0; r < gh; r++ {
+			for c := 0; c < gw; c++ {
+				ids = append(ids, int32(pad))
+				pos = append(pos, [3]int{next, next + r, next + c})
+			}
+		}
+		next += max(gh, gw)
+		ids = append(ids, int32(cfg.VisionEnd))
+		pos = append(pos, [3]int{next, next, next})
+		next++
+	}
+	text("<Picture 1>: ")
+	block(cfg.ImageToken, 2, 3)
+	text("<Video 1>: ")
+	text("<0.7 seconds>")
+	block(cfg.VideoToken, 2, 3)
+	text(prompt)
+	if len(in.IDs) != len(ids) {
+		t.Fatalf("realised %d ids, want %d", len(in.IDs), len(ids))
+	}
+	for i := range ids {
+		if in.IDs[i] != ids[i] || in.Positions[i] != pos[i] {
+			t.Fatalf("token %d: id %d pos %v, want id %d pos %v", i, in.IDs[i], in.Positions[i], ids[i], pos[i])
+		}
+		isVision := in.IDs[i] == int32(cfg.VisionStart) || in.IDs[i] == int32(cfg.VisionEnd) ||
+			in.IDs[i] == int32(cfg.ImageToken) || in.IDs[i] == int32(cfg.VideoToken)
+		if (in.Tags[i] == layout.ModalityVideo) != isVision {
+			t.Errorf("token %d (id %d): tag %d", i, in.IDs[i], in.Tags[i])
+		}
+	}
+
+	var deep [][]float32
+	m.opts.Tap = func(name string, data []float32) {
+		if len(name) > 10 && name[:10] == "deepstack." {
+			deep = append(deep, append([]float32(nil), data...))
+		}
+	}
+	out, err := m.Encode(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRef64Source(t, cfg, src, func(name string) string { i, _ := src.Lookup(name); return string(i.DType) })
+	// Reference vision: the pooled video averages its two blocks, then 2x2.
+	D := cfg.Text.Hidden
+	m0, d0, _ := r.visionTower64(toF64(vc.Patchify(img)), 4, 6)
+	var mv []float64
+	dv := make([][]float64, len(vc.Deepstack))
+	for blk := 0; blk < 2; blk++ {
+		one := vid
+		one.Frames = vid.Frames[blk*2 : blk*2+2]
+		mb, db, _ := r.visionTower64(toF64(vc.Patchify(one)), 6, 10)
+		if mv == nil {
+			mv = make([]float64, len(mb))
+			for k := range dv {
+				dv[k] = make([]float64, len(mb))
+			}
+		}
+		for i := range mb {
+			mv[i] += mb[i] / 2
+			for k := range dv {
+				dv[k][i] += db[k][i] / 2
+			}
+		}
+	}
+	mv = pool64(mv, 3, 5, D, 2)
+	emb := r.embed64(in.IDs)
+	var visual []bool
+	var dsAll [][]float64
+	for k := range dv {
+		dsAll = append(dsAll, append(append([]float64(nil), d0[k]...), pool64(dv[k], 3, 5, D, 2)...))
+	}
+	vis := append(append([]float64(nil), m0...), mv...)
+	j := 0
+	for s, id := range in.IDs {
+		v := id == int32(cfg.ImageToken) || id == int32(cfg.VideoToken)
+		visual = append(visual, v)
+		if v {
+			copy(emb[s*D:(s+1)*D], vis[j*D:(j+1)*D])
+			j++
+		}
+	}
+	for k := range deep {
+		e := relL2f64(dsAll[k], deep[k])
+		t.Logf("pooled deepstack %d rel L2 %.2e (image %.2e, video %.2e)", k, e, relL2f64(dsAll[k][:6*D], deep[k][:6*D]), relL2f64(dsAll[k][6*D:], deep[k][6*D:]))
+		if e > tolF32 {
+			t.Errorf("deepstack %d: rel L2 %.3g", k, e)
+		}
+	}
+	var p3 [3][]int32
+	for a := range p3 {
+		for _, q := range pos {
+			p3[a] = append(p3[a], int32(q[a]))
+		}
+	}
+	want := r.textModel64(emb, len(ids), p3, cfg.Text.Layers, visual, dsAll)
+	e := relL2f64(want, out.Hidden)
+	t.Logf("%d tokens, hidden rel L2 vs float64 %.2e", len(ids), e)
+	if e > tolF32 {
+		t.Errorf("hidden rel L2 %.3g > %g", e, tolF32)
+	}
+	if len(out.Tags) != len(ids) {
+		t.Errorf("output has %d tags for %d rows", len(out.Tags), len(ids))
+	}
+}
