@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights/safetensors"
 )
 
@@ -174,5 +175,9 @@ func Float32(src Source, name string) ([]float32, error) {
 		return nil, fmt.Errorf("weights: no tensor %s", name)
 	}
 	raw, _ := src.Data(name)
+	if t.DType == Q8_0 || t.DType == Q4_K {
+		dt, _ := GGMLType(t.DType)
+		return ggml.Dequantize(dt, raw, int(t.Elements())), nil
+	}
 	return safetensors.ToFloat32(safetensors.DType(t.DType), raw)
 }

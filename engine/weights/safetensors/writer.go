@@ -1,10 +1,12 @@
 package safetensors
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,6 +36,8 @@ type Writer struct {
 type entry struct {
 	info TensorInfo
 	data []byte
+	size int64
+	fill func(io.Writer) error // produces size bytes when data is nil
 }
 
 // Add appends a tensor; data must be len(shape product)*dtype size bytes.
@@ -49,7 +53,22 @@ func (w *Writer) Add(name string, dt DType, shape []int64, data []byte) error {
 		return fmt.Errorf("safetensors: tensor %s: %d bytes do not fit shape %v of %s", name, len(data), shape, dt)
 	}
 	w.names[name] = true
-	w.entries = append(w.entries, entry{ti, data})
+	w.entries = append(w.entries, entry{info: ti, data: data, size: int64(len(data))})
+	return nil
+}
+
+// AddFunc appends a tensor whose bytes fill writes while the file is being
+// written, so a multi-GB file never has to be held in memory.
+func (w *Writer) AddFunc(name string, dt DType, shape []int64, fill func(io.Writer) error) error {
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	ti := TensorInfo{Name: name, DType: dt, Shape: append([]int64(nil), shape...)}
+	if name == "__metadata__" || name == "" || w.names[name] || !dt.Valid() {
+		return fmt.Errorf("safetensors: cannot add tensor %q: empty, reserved or duplicate name, or bad dtype", name)
+	}
+	w.names[name] = true
+	w.entries = append(w.entries, entry{info: ti, size: ti.Elements() * dt.Size(), fill: fill})
 	return nil
 }
 
@@ -86,14 +105,14 @@ func (w *Writer) Header() ([]byte, error) {
 		if shape == nil {
 			shape = []int64{}
 		}
-		v, err := json.Marshal(map[string]any{"dtype": e.info.DType, "shape": shape, "data_offsets": []int64{off, off + int64(len(e.data))}})
+		v, err := json.Marshal(map[string]any{"dtype": e.info.DType, "shape": shape, "data_offsets": []int64{off, off + e.size}})
 		if err != nil {
 			return nil, err
 		}
 		js.Write(k)
 		js.WriteByte(':')
 		js.Write(v)
-		off += int64(len(e.data))
+		off += e.size
 	}
 	js.WriteByte('}')
 	want := int64(8) // JSON length mod 16 for a data section at 0 mod 16
@@ -116,16 +135,38 @@ func (w *Writer) WriteFile(path string) error {
 		return err
 	}
 	return writeAtomic(path, func(f *os.File) error {
-		if _, err := f.Write(hdr); err != nil {
+		bw := bufio.NewWriterSize(f, 4<<20)
+		if _, err := bw.Write(hdr); err != nil {
 			return err
 		}
 		for _, e := range w.entries {
-			if _, err := f.Write(e.data); err != nil {
+			cw := &countWriter{w: bw}
+			var err error
+			if e.fill != nil {
+				err = e.fill(cw)
+			} else {
+				_, err = cw.Write(e.data)
+			}
+			if err != nil {
 				return err
 			}
+			if cw.n != e.size {
+				return fmt.Errorf("safetensors: tensor %s: wrote %d bytes, its shape needs %d", e.info.Name, cw.n, e.size)
+			}
 		}
-		return nil
+		return bw.Flush()
 	})
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeAtomic runs fill on a temporary file next to path and renames it

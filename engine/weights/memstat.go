@@ -1,0 +1,45 @@
+package weights
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MemStat is the process's resident memory split as the kernel accounts
+// it: anonymous (heap, backend buffers) and file-backed (mapped weights).
+type MemStat struct {
+	RSSAnon, RSSFile int64
+}
+
+// ReadMemStat reads /proc/self/status. ok is false where the kernel does
+// not provide the split (not Linux).
+func ReadMemStat() (m MemStat, ok bool) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return m, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	found := 0
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		var dst *int64
+		switch k {
+		case "RssAnon":
+			dst = &m.RSSAnon
+		case "RssFile":
+			dst = &m.RSSFile
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return m, false
+		}
+		*dst = kb << 10
+		found++
+	}
+	return m, found == 2
+}
