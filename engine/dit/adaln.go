@@ -161,6 +161,7 @@ func (m *Model) PrepareAdaLN(steps []Timesteps) error {
 		m.ada.ws.Free()
 	}
 	m.ada = at
+	m.reuse = coreReuse{cfg: m.reuse.cfg} // a new run: no stale residual
 	return nil
 }
 

@@ -13,6 +13,8 @@ type Inputs struct {
 	Video []float32 // every video-kind row in sequence order × video patch width (conditions included)
 	Audio []float32 // every audio-kind row in sequence order × audio channels
 	T     Timesteps
+	// Final marks the run's last forward (core reuse always evaluates it).
+	Final bool
 }
 
 // Outputs are the data-ward velocities of the target rows, row-major:
@@ -58,64 +60,101 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := m.reuse.cached(s, in.Final); r != nil {
+		out, _, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, residualIn: r, heads: true})
+		return out, err
+	}
 	var active []int
 	for i, a := range m.active {
 		if a {
 			active = append(active, i)
 		}
 	}
+	keep := m.reuse.enabled()
 	if m.opt.Residency == Resident {
-		out, _, err := m.forwardGraph(s, in, idx, active, m.blocks, true, true, nil)
+		out, _, res, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, blocks: active, cores: m.blocks, residualOut: keep, heads: true})
+		if err == nil {
+			m.reuse.store(s, res)
+		}
 		return out, err
 	}
 	// Streamed: embed, then one graph per block with its weights uploaded
 	// just before and freed just after, then the heads.
-	_, x, err := m.forwardGraph(s, in, idx, nil, nil, true, false, nil)
+	_, x, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true})
 	if err != nil {
 		return nil, err
 	}
+	x0 := x
 	for _, i := range active {
 		ws, cores, err := m.loadBlocks([]int{i})
 		if err != nil {
 			return nil, err
 		}
-		_, x, err = m.forwardGraph(s, in, idx, []int{i}, cores, false, false, x)
+		_, x, _, err = m.forwardGraph(s, in, idx, fwdPlan{x0: x, blocks: []int{i}, cores: cores})
 		ws.Free()
 		if err != nil {
 			return nil, err
 		}
 	}
-	out, _, err := m.forwardGraph(s, in, idx, nil, nil, false, true, x)
+	if keep {
+		res := make([]float32, len(x))
+		for i := range res {
+			res[i] = x[i] - x0[i]
+		}
+		m.reuse.store(s, res)
+	}
+	out, _, _, err := m.forwardGraph(s, in, idx, fwdPlan{x0: x, heads: true})
 	return out, err
 }
 
-// forwardGraph builds and runs one graph: optionally the embedding (else
-// x comes from the host), the given blocks, and optionally the heads
-// (else the hidden state goes back to the host).
-func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, blocks []int, cores []Core, embed, heads bool, x0 []float32) (*Outputs, []float32, error) {
+// fwdPlan says what one graph does: embed the inputs (else start from the
+// host hidden state x0), optionally add a cached core residual, run blocks,
+// optionally return the blocks' residual, and run the heads (else return
+// the hidden state).
+type fwdPlan struct {
+	embed       bool
+	x0          []float32
+	residualIn  []float32
+	blocks      []int
+	cores       []Core
+	residualOut bool
+	heads       bool
+}
+
+func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (out *Outputs, hidden, residual []float32, err error) {
 	c := m.Cfg
 	g := m.b.NewGraph(0)
 	defer g.Free()
 	mark, deliver := m.tapper(g)
 	var x *ggml.Tensor
-	if embed {
+	if p.embed {
 		x = m.embed(g, s, in)
 		mark("blk.in", x)
 	} else {
 		x = g.Input("hidden", ggml.F32, c.Hidden, s.rows)
-		x.SetF32(x0)
+		x.SetF32(p.x0)
 	}
-	if len(blocks) > 0 {
+	if p.residualIn != nil {
+		r := g.Input("core_residual", ggml.F32, c.Hidden, s.rows)
+		r.SetF32(p.residualIn)
+		x = g.Add(x, r)
+	}
+	xin := x
+	if len(p.blocks) > 0 {
 		gi := m.declareInputs(g, s, idx)
-		for _, i := range blocks {
+		for _, i := range p.blocks {
 			mod := m.modulation(g, i, gi.idx)
 			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.opt.ExactKV, name: fmt.Sprintf("blk.%d.attn", i)}
-			x = cores[i].Forward(g, x, mod, a, mark)
+			x = p.cores[i].Forward(g, x, mod, a, mark)
 			mark(fmt.Sprintf("blk.%d.out", i), x)
 		}
 	}
-	var vo, ao *ggml.Tensor
-	if heads {
+	var vo, ao, res *ggml.Tensor
+	if p.residualOut {
+		res = g.Sub(x, xin)
+		g.Output(res)
+	}
+	if p.heads {
 		vo, ao = m.heads(g, s, x, in.T)
 		mark("final.video", vo)
 		mark("final.audio", ao)
@@ -123,14 +162,18 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, blocks []int, 
 	} else {
 		g.Output(x)
 	}
-	if err := m.compute(fmt.Sprintf("forward (embed %v, blocks %v, heads %v)", embed, blocks, heads), g); err != nil {
-		return nil, nil, err
+	stage := fmt.Sprintf("forward (embed %v, blocks %v, heads %v)", p.embed, p.blocks, p.heads)
+	if err := m.compute(stage, g); err != nil {
+		return nil, nil, nil, err
 	}
 	deliver()
-	if heads {
-		return &Outputs{Video: vo.F32(), Audio: ao.F32()}, nil, nil
+	if res != nil {
+		residual = res.F32()
 	}
-	return nil, x.F32(), nil
+	if p.heads {
+		return &Outputs{Video: vo.F32(), Audio: ao.F32()}, nil, residual, nil
+	}
+	return nil, x.F32(), residual, nil
 }
 
 // embed projects the latent rows and lays [text | video rows | audio rows]

@@ -62,6 +62,7 @@ type Model struct {
 
 	ada    *adaTables // nil until PrepareAdaLN
 	active []bool
+	reuse  coreReuse
 
 	// Tap, when set, receives the intermediates named in the package doc.
 	Tap TapFunc
