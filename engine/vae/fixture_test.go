@@ -14,6 +14,7 @@ import (
 // our float32 graphs against them.
 const (
 	tolF32      = 1e-4 // named intermediates and outputs, f32 end to end
+	tolF16      = 5e-3 // f16 matmul weights and the backend's bf16/f16 attention
 	tolBlendF32 = 1e-4 // tiled-vs-untiled gap against the reference gap (relative)
 	// tolAudioChunk bounds windowed audio decoding against one graph: the
 	// windows see replicate/zero padding where the full decode sees context.

@@ -18,12 +18,14 @@ type loader struct {
 	errs    []error
 	pending []pendingWeight
 	bytes   int
+	matmul  ggml.DType // storage of linear weights (zero value: F32)
 }
 
 type pendingWeight struct {
 	dst   **ggml.Tensor
 	name  string
 	data  []float32
+	dt    ggml.DType
 	shape []int // ggml order
 }
 
@@ -61,8 +63,13 @@ func sameShape(a []int64, b []int) bool {
 	return true
 }
 
-// put schedules data as a weight of ggml shape, stored into *dst by upload.
+// put schedules data as an f32 weight of ggml shape, stored into *dst by upload.
 func (l *loader) put(dst **ggml.Tensor, name string, data []float32, shape ...int) {
+	l.putAs(dst, name, data, ggml.F32, shape...)
+}
+
+// putAs is put with the stored dtype (f16 halves a matmul weight's memory).
+func (l *loader) putAs(dst **ggml.Tensor, name string, data []float32, dt ggml.DType, shape ...int) {
 	if data == nil {
 		return
 	}
@@ -73,8 +80,8 @@ func (l *loader) put(dst **ggml.Tensor, name string, data []float32, shape ...in
 	if n != len(data) {
 		panic(fmt.Sprintf("vae: weight %s: %d values for ggml shape %v", name, len(data), shape))
 	}
-	l.pending = append(l.pending, pendingWeight{dst, name, data, shape})
-	l.bytes += 4 * n
+	l.pending = append(l.pending, pendingWeight{dst, name, data, dt, shape})
+	l.bytes += n * dt.BlockBytes() / dt.BlockSize()
 }
 
 // tensor reads name (checkpoint shape ckpt) and schedules it with ggml shape.
@@ -82,9 +89,10 @@ func (l *loader) tensor(dst **ggml.Tensor, name string, ckpt []int, shape ...int
 	l.put(dst, name, l.read(name, ckpt...), shape...)
 }
 
-// linear loads name.weight [out, in] as ggml [in, out] and name.bias [out].
+// linear loads name.weight [out, in] as ggml [in, out] (stored as l.matmul,
+// f32 unless set) and name.bias [out].
 func (l *loader) linear(w, b **ggml.Tensor, name string, in, out int) {
-	l.tensor(w, name+".weight", []int{out, in}, in, out)
+	l.putAs(w, name+".weight", l.read(name+".weight", out, in), l.matmul, in, out)
 	if b != nil {
 		l.tensor(b, name+".bias", []int{out}, out)
 	}
@@ -93,7 +101,15 @@ func (l *loader) linear(w, b **ggml.Tensor, name string, in, out int) {
 // weightNorm reads name.weight_g [outer, 1, 1] and name.weight_v [outer,
 // inner, k] and returns g·v/‖v‖ (norm over each outer slice), PyTorch's
 // weight_norm with dim 0.
+//
+// Checkpoints converted for ComfyUI (the Comfy-Org repack) store the folded
+// weight as name.weight instead; that is read as is.
 func (l *loader) weightNorm(name string, outer, inner, k int) []float32 {
+	if _, folded := l.src.Lookup(name + ".weight"); folded {
+		if _, wn := l.src.Lookup(name + ".weight_g"); !wn {
+			return l.read(name+".weight", outer, inner, k)
+		}
+	}
 	g := l.read(name+".weight_g", outer, 1, 1)
 	v := l.read(name+".weight_v", outer, inner, k)
 	if g == nil || v == nil {
@@ -123,7 +139,7 @@ func (l *loader) upload(b *ggml.Backend) (*ggml.WeightSet, error) {
 	}
 	ws := b.NewWeightSet(len(l.pending))
 	for _, p := range l.pending {
-		*p.dst = ws.Add(p.name, ggml.F32, p.shape...)
+		*p.dst = ws.Add(p.name, p.dt, p.shape...)
 	}
 	if err := ws.Alloc(); err != nil {
 		ws.Free()

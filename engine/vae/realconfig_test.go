@@ -3,92 +3,14 @@
 package vae
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 	"time"
 
 	"h3studio/engine/ggml"
-	"h3studio/engine/weights"
 )
-
-// memSource is an in-memory weights.Source of F32 tensors.
-type memSource struct {
-	data  map[string][]float32
-	shape map[string][]int64
-}
-
-func newMemSource() *memSource {
-	return &memSource{data: map[string][]float32{}, shape: map[string][]int64{}}
-}
-
-// add fills a tensor with N(0, scale²) plus shift.
-func (m *memSource) add(r *rand.Rand, name string, scale, shift float64, shape ...int64) {
-	n := int64(1)
-	for _, s := range shape {
-		n *= s
-	}
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64()*scale + shift)
-	}
-	m.data[name], m.shape[name] = v, shape
-}
-
-func (m *memSource) Tensors() []weights.TensorInfo {
-	var out []weights.TensorInfo
-	for n := range m.data {
-		t, _ := m.Lookup(n)
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-func (m *memSource) Lookup(name string) (weights.TensorInfo, bool) {
-	v, ok := m.data[name]
-	if !ok {
-		return weights.TensorInfo{}, false
-	}
-	return weights.TensorInfo{Name: name, DType: weights.F32, Shape: m.shape[name], Bytes: int64(4 * len(v))}, true
-}
-
-func (m *memSource) Data(name string) ([]byte, bool) {
-	v, ok := m.data[name]
-	if !ok {
-		return nil, false
-	}
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b, true
-}
-
-func (m *memSource) Mapping(string) []byte       { return nil }
-func (m *memSource) Files() []weights.FileInfo   { return nil }
-func (m *memSource) Metadata() map[string]string { return nil }
-func (m *memSource) Close() error                { return nil }
-func (m *memSource) get(name string) []float32   { return m.data[name] }
-func (m *memSource) lin(name string, in int) func([]float64) []float64 {
-	w, b := m.data[name+".weight"], m.data[name+".bias"]
-	out := len(w) / in
-	return func(x []float64) []float64 {
-		y := make([]float64, out)
-		for o := range out {
-			s := float64(b[o])
-			row := w[o*in:][:in]
-			for i, v := range row {
-				s += float64(v) * x[i]
-			}
-			y[o] = s
-		}
-		return y
-	}
-}
 
 // One ViT decoder block at the release's width (2048 = 32 heads x 64, RoPE
 // over 48 dims, theta 100) on CPU, against a float64 reference of the same

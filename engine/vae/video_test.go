@@ -3,6 +3,7 @@ package vae
 import (
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
 
@@ -163,4 +164,18 @@ func transpose(v []float32, c, n int) []float32 {
 		}
 	}
 	return out
+}
+
+// Decoder matmul weights kept in f16 (half the memory) against the f32 reference.
+func TestVideoDecodeF16Weights(t *testing.T) {
+	d, a := newTestDecoder(t, DecodeOptions{Weights: ggml.F16})
+	fx := openFixture(t, "video_decode_tiled")
+	zd, zs := fixtureTensor(t, fx, "input.latent")
+	clip, err := d.DecodeClip(latentFrom(zd, zs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := fixtureTensor(t, fx, "output.pixels")
+	checkRel(t, "pixels, f16 weights, fast attention", clip.Data, want, tolF16)
+	a.done()
 }
