@@ -16,8 +16,9 @@ import (
 type Alignment int
 
 const (
-	// Align16 pads the header so the data section starts at 0 mod 16,
-	// which lets a backend map tensors zero-copy.
+	// Align16 pads the header so the data section starts at 0 mod 64
+	// (so also 0 mod 16 for Metal and 0 mod 32 for ggml), which lets a
+	// backend map tensors zero-copy.
 	Align16 Alignment = iota
 	// Align8Mod16 reproduces the official MiniMax-H3 shards, whose data
 	// sections start at 8 mod 16 (the reference writer pads the JSON to a
@@ -115,11 +116,12 @@ func (w *Writer) Header() ([]byte, error) {
 		off += e.size
 	}
 	js.WriteByte('}')
-	want := int64(8) // JSON length mod 16 for a data section at 0 mod 16
+	// The data section starts at 8 + len(JSON).
+	mod, want := int64(64), int64(56)
 	if w.Align == Align8Mod16 {
-		want = 0
+		mod, want = 16, 0
 	}
-	for int64(js.Len())%16 != want {
+	for int64(js.Len())%mod != want {
 		js.WriteByte(' ')
 	}
 	out := make([]byte, 8, 8+js.Len())
