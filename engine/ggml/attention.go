@@ -154,6 +154,6 @@ func (g *Graph) causalMask(kcol, qrow *Tensor, s, rows, keys int) *Tensor {
 	kc := g.View(kcol, 0, []int{keys, 1}, nil)
 	qr := g.View(qrow, s*4, []int{1, pad}, []int{4})
 	d := g.Add(g.wrap(cRepeat(g.ctx, kc.h, [4]int64{int64(keys), int64(pad), 1, 1})), qr)
-	m := g.unary("Log", uLog, g.wrap(cClamp(g.ctx, d.h, 0, 1)))
+	m := g.Log(g.clampInPlace(d, 0, 1)) // d is a temporary
 	return g.Cast(m, F16)
 }

@@ -68,6 +68,9 @@ func cSchedAlloc(s, gr unsafe.Pointer) bool {
 func cSchedReserve(s, gr unsafe.Pointer) bool {
 	return bool(C.ggml_backend_sched_reserve(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }
+func cSchedBufferSize(s, be unsafe.Pointer) int {
+	return int(C.ggml_backend_sched_get_buffer_size(csched(s), cbe(be)))
+}
 func cSchedCompute(s, gr unsafe.Pointer) int {
 	return int(C.ggml_backend_sched_graph_compute(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }

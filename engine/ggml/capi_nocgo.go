@@ -229,6 +229,10 @@ func cSchedReserve(s, gr unsafe.Pointer) bool {
 	panic(ErrNoCgo)
 }
 
+func cSchedBufferSize(s, be unsafe.Pointer) int {
+	panic(ErrNoCgo)
+}
+
 func cSchedCompute(s, gr unsafe.Pointer) int {
 	panic(ErrNoCgo)
 }

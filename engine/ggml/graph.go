@@ -171,6 +171,36 @@ func (g *Graph) Compute() error {
 	return nil
 }
 
+// Memory is the scratch memory a graph needs, per device.
+type Memory struct {
+	Device int // bytes on the primary device (the GPU, or the CPU when there is none)
+	Host   int // bytes of host buffers for inputs and CPU fallbacks (0 without a GPU)
+}
+
+// Measure plans the graph's allocation without computing it and returns the
+// compute buffers it needs (weights in WeightSets not included). It
+// invalidates results of the previously computed graph, like Compute.
+func (g *Graph) Measure() (Memory, error) {
+	g.live()
+	if len(g.outputs) == 0 {
+		return Memory{}, fmt.Errorf("ggml: measure: graph has no outputs (call Output)")
+	}
+	b := g.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ensureSched(2 * g.size)
+	b.gen++
+	if !cSchedReserve(b.sched, g.gr) {
+		return Memory{}, fmt.Errorf("ggml: measure: cannot reserve the graph's buffers (out of device memory?)")
+	}
+	be, _ := b.primary()
+	m := Memory{Device: cSchedBufferSize(b.sched, be)}
+	if b.gpu != nil {
+		m.Host = cSchedBufferSize(b.sched, b.cpu)
+	}
+	return m, nil
+}
+
 func (g *Graph) stage(t *Tensor, data []byte) {
 	g.live()
 	g.staged[t.h] = staged{t: t, data: data}

@@ -123,3 +123,22 @@ func TestAllocHostZeroCopy(t *testing.T) {
 		t.Error("unaligned memory accepted")
 	}
 }
+
+// TestMeasure: the planned scratch covers the graph's largest live tensors
+// and does not depend on computing it.
+func TestMeasure(t *testing.T) {
+	b := newCPU(t)
+	g := b.NewGraph(0)
+	defer g.Free()
+	x := g.Input("x", F32, 1024, 256) // 1 MiB
+	y := g.Add(g.SiLU(x), x)          // x is read again, so SiLU cannot run in place: >= 2 MiB
+	g.Output(y)
+	m, err := g.Measure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scratch %d bytes", m.Device)
+	if m.Device < 2<<20 || m.Device > 8<<20 {
+		t.Errorf("scratch %d bytes, want between 2 and 8 MiB", m.Device)
+	}
+}

@@ -172,3 +172,31 @@ func (g *Graph) SoftMax(a, mask *Tensor, scale float32) *Tensor {
 	}
 	return g.wrap(cSoftMax(g.ctx, a.h, nil, scale))
 }
+
+// Linear returns w·x + bias for weights w [In, Out] (any matmul dtype), x
+// [In, N, ...] (f32) and bias [Out] (f32, or nil): PyTorch's nn.Linear with
+// its [Out, In] weight memory.
+func (g *Graph) Linear(x, w, bias *Tensor) *Tensor {
+	y := g.MulMat(w, x)
+	if bias != nil {
+		y = g.Add(y, bias)
+	}
+	return y
+}
+
+// Clamp returns a (f32) limited to [lo, hi]. ggml's clamp works in place
+// on its source, so Clamp clamps a copy and a stays intact.
+func (g *Graph) Clamp(a *Tensor, lo, hi float32) *Tensor {
+	return g.clampInPlace(g.Cont(a), lo, hi)
+}
+
+// clampInPlace clamps a itself (a must not be needed unclamped afterwards).
+func (g *Graph) clampInPlace(a *Tensor, lo, hi float32) *Tensor {
+	g.own("Clamp", a)
+	g.need("Clamp", a.dt == F32 && rowsDense(a), "%s must be f32 with dense rows", a)
+	g.need("Clamp", lo <= hi, "empty range [%g, %g]", lo, hi)
+	return g.wrap(cClamp(g.ctx, a.h, lo, hi))
+}
+
+// Log returns ln(x).
+func (g *Graph) Log(a *Tensor) *Tensor { return g.unary("Log", uLog, a) }

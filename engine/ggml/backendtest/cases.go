@@ -52,13 +52,17 @@ func Cases() []Case {
 	}{
 		{"silu", (*ggml.Graph).SiLU, silu, 1e-8},
 		{"gelu", (*ggml.Graph).GELU, gelu, 1e-8},
-		{"gelu_tanh", (*ggml.Graph).GELUTanh, geluTanh, 1e-6}, // ggml's f32 path uses a table-free tanh form
+		{"gelu_tanh", (*ggml.Graph).GELUTanh, geluTanh, 1e-6}, // ggml-cpu looks it up in an f16 table (GGML_GELU_FP16)
 		{"sin", (*ggml.Graph).Sin, math.Sin, TolF32},
 		{"cos", (*ggml.Graph).Cos, math.Cos, TolF32},
 		{"sqr", (*ggml.Graph).Sqr, func(x float64) float64 { return x * x }, TolF32},
 		{"tanh", (*ggml.Graph).Tanh, math.Tanh, 1e-8},
 		{"exp", (*ggml.Graph).Exp, math.Exp, 1e-8},
 		{"sigmoid", (*ggml.Graph).Sigmoid, sigmoid, 1e-8},
+		{"clamp", func(g *ggml.Graph, a *ggml.Tensor) *ggml.Tensor { return g.Clamp(a, -0.5, 1) },
+			func(x float64) float64 { return min(max(x, -0.5), 1) }, 0},
+		{"log", func(g *ggml.Graph, a *ggml.Tensor) *ggml.Tensor { return g.Log(g.Exp(a)) },
+			func(x float64) float64 { return x }, 1e-10},
 	}
 	for _, op := range unary {
 		cs = append(cs, Case{Name: "unary/" + op.name, Tol: op.tol, Build: func(b *Builder) (*ggml.Tensor, []float64) {
@@ -81,6 +85,13 @@ func (b *Builder) Scalar(x float32) *ggml.Tensor {
 
 func opCases() []Case {
 	return []Case{
+		{Name: "linear/q8_0", Tol: TolQuant, Build: func(b *Builder) (*ggml.Tensor, []float64) {
+			x, xv := b.Rand("x", ggml.F32, 1, 64, 5)
+			w, wv := b.Rand("w", ggml.Q8_0, 1, 64, 12)
+			bias, bv := b.Rand("b", ggml.F32, 1, 12)
+			want := refBinary(refMulMat(mk(wv, 64, 12), mk(xv, 64, 5)), mk(bv, 12), func(x, y float64) float64 { return x + y })
+			return b.G.Linear(x, w, bias), want.v
+		}},
 		{Name: "scale", Tol: TolF32, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, 40, 7)
 			return b.G.Scale(x, -0.37), refMap(mk(xv, 40, 7), func(v float64) float64 { return -0.37 * v }).v
