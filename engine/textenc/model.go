@@ -40,6 +40,8 @@ type Options struct {
 	// RowGroup is the token rows one graph processes; 0 means 4096. It
 	// bounds activation memory: a layer runs as ceil(S/RowGroup) graphs.
 	RowGroup  int
+	// Residency: Resident keeps layers loaded; Streamed holds at most two
+	// (the running layer, and the next one, loaded in the background).
 	Residency Residency
 	Logger    *slog.Logger
 	// Tap, when set, receives named intermediates (row-major f32, names as
@@ -175,6 +177,17 @@ func (m *Model) layer(i int) (*layerSlot, error) {
 	if s := m.layers[i]; s != nil {
 		return s, nil
 	}
+	s, err := m.loadLayer(i)
+	if err != nil {
+		return nil, err
+	}
+	m.layers[i] = s
+	return s, nil
+}
+
+// loadLayer reads layer i into a new weight set. It touches no Model
+// state, so a prefetch goroutine may run it while another layer computes.
+func (m *Model) loadLayer(i int) (*layerSlot, error) {
 	s := &layerSlot{}
 	ws, err := loadModule(m.b, m.src, fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.opts.Weights)
 	if err != nil {
@@ -187,7 +200,6 @@ func (m *Model) layer(i int) (*layerSlot, error) {
 		return nil, err
 	}
 	s.ws = ws
-	m.layers[i] = s
 	return s, nil
 }
 
@@ -233,14 +245,44 @@ func (p positions) rows(s, e int) []int32 {
 // order) is added at the visual rows.
 func (m *Model) runText(ctx context.Context, x []float32, pos positions, visual []int, deepstack [][]float32) error {
 	D := m.cfg.Text.Hidden
+	type loaded struct {
+		s   *layerSlot
+		err error
+	}
+	var next chan loaded
+	defer func() { // a prefetch still in flight when we stop
+		if next != nil {
+			if r := <-next; r.s != nil {
+				r.s.ws.Free()
+			}
+		}
+	}()
 	for li := 0; li < m.opts.Layers; li++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		t0 := time.Now()
-		s, err := m.layer(li)
+		var s *layerSlot
+		var err error
+		if next != nil {
+			r := <-next
+			next = nil
+			s, err = r.s, r.err
+			if err == nil {
+				m.layers[li] = s
+			}
+		} else {
+			s, err = m.layer(li)
+		}
 		if err != nil {
 			return err
+		}
+		if m.opts.Residency == Streamed && li+1 < m.opts.Layers && m.layers[li+1] == nil {
+			next = make(chan loaded, 1)
+			go func(i int) {
+				s, err := m.loadLayer(i)
+				next <- loaded{s, err}
+			}(li + 1)
 		}
 		k, v, err := m.keysValues(li, &s.l, x, pos)
 		if err != nil {
