@@ -20,9 +20,11 @@
 // works on 17-frame clips and spatial tiles (vae_tile_size, overlap blended
 // in latent space); decode works on 7-latent temporal chunks and spatial
 // tiles (blended in pixel space), so peak memory depends on the tile, never
-// on the clip length. The decoder tile shrinks to fit Options.MemoryBudget.
-// The audio decoder runs on latent windows with overlap, so a 15 s track is
-// never one graph.
+// on the clip length. The decoder tile shrinks to fit DecodeOptions.MemoryBudget,
+// and encoder convolutions run in frame groups under VideoEncoder.ConvBudget.
+// The audio decoder can run on latent windows with context on both sides
+// (AudioOptions.ChunkLatents, ContextLatents), so a 15 s track need not be
+// one graph; 8 latents of context keep it within 2e-3 of the one-graph decode.
 //
 // # Axis order
 //

@@ -23,7 +23,7 @@ const (
 
 const fixtureDir = "../../tools/fixtures/vae"
 
-func openFixture(t *testing.T, name string) weights.Source {
+func openFixture(t testing.TB, name string) weights.Source {
 	t.Helper()
 	src, err := weights.OpenSafetensors(filepath.Join(fixtureDir, name+".safetensors"))
 	if err != nil {
@@ -34,7 +34,7 @@ func openFixture(t *testing.T, name string) weights.Source {
 }
 
 // fixtureTensor returns a fixture tensor's values and checkpoint shape.
-func fixtureTensor(t *testing.T, src weights.Source, name string) ([]float32, []int64) {
+func fixtureTensor(t testing.TB, src weights.Source, name string) ([]float32, []int64) {
 	t.Helper()
 	info, ok := src.Lookup(name)
 	if !ok {
@@ -76,7 +76,7 @@ func checkRel(t *testing.T, what string, got, want []float32, tol float64) {
 // cpuBackend runs on one thread: the tiny graphs are thousands of small
 // nodes, and on a busy 2-core machine ggml's per-node thread barrier costs
 // far more than a second thread gains (the suite took 10x longer).
-func cpuBackend(t *testing.T) *ggml.Backend {
+func cpuBackend(t testing.TB) *ggml.Backend {
 	t.Helper()
 	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU, Threads: 1})
 	if err != nil {

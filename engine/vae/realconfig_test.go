@@ -12,10 +12,8 @@ import (
 	"h3studio/engine/ggml"
 )
 
-// One ViT decoder block at the release's width (2048 = 32 heads x 64, RoPE
-// over 48 dims, theta 100) on CPU, against a float64 reference of the same
-// math written here from the reference's equations.
-func TestRealConfigDecoderBlock(t *testing.T) {
+// realDecoder is the release decoder with one block, random weights.
+func realDecoder(t testing.TB, o DecodeOptions) (*VideoDecoder, *memSource) {
 	cfg := releaseVideoConfig(t)
 	cfg.Source.ViT.Layers = 1
 	dim, inner := int64(cfg.Dim()), int64(ffnMult*cfg.Dim())
@@ -44,19 +42,27 @@ func TestRealConfigDecoderBlock(t *testing.T) {
 	m.add(r, "decoder.norm_out.bias", 0.05, 0, dim)
 	m.add(r, "decoder.proj_out.weight", s, 0, 3*4*16*16, dim)
 	m.add(r, "decoder.proj_out.bias", 0.05, 0, 3*4*16*16)
-
 	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
 	if err != nil {
 		t.Skip(err)
 	}
-	defer b.Close()
-	d, err := LoadVideoDecoder(b, m, cfg, DecodeOptions{Precision: Reference})
+	t.Cleanup(b.Close)
+	d, err := LoadVideoDecoder(b, m, cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(d.Close)
+	return d, m
+}
+
+// One ViT decoder block at the release's width (2048 = 32 heads x 64, RoPE
+// over 48 dims, theta 100) on CPU, against a float64 reference of the same
+// math written here from the reference's equations.
+func TestRealConfigDecoderBlock(t *testing.T) {
+	d, m := realDecoder(t, DecodeOptions{Precision: Reference})
 	a := &auditor{t: t}
 	d.inspect = a.inspect
+	r := rand.New(rand.NewPCG(5, 6))
 	z := newVol(24, 2, 2, 3)
 	for i := range z.d {
 		z.d[i] = float32(r.NormFloat64())
@@ -67,9 +73,30 @@ func TestRealConfigDecoderBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("graph: %v for %d tokens", time.Since(start), 12+decoderSuffix)
-	want := refDecoderBlock(m, cfg, z)
+	want := refDecoderBlock(m, d.cfg, z)
 	checkRel(t, "decoder, 1 block at dim 2048", got.d, d.net.unpatchify(want, z.t, z.h, z.w).d, tolF32)
 	a.done()
+}
+
+// BenchmarkRealConfigDecoderTile runs one release decoder block on a full
+// 256-px tile of one 7-latent chunk (1797 tokens), f16 weights and the
+// backend's attention, and reports GFLOP/s (matmuls plus attention).
+func BenchmarkRealConfigDecoderTile(b *testing.B) {
+	d, _ := realDecoder(b, DecodeOptions{Weights: ggml.F16})
+	z := newVol(24, 7, 16, 16)
+	for i := range z.d {
+		z.d[i] = float32(math.Sin(float64(i)))
+	}
+	s := float64(7*16*16 + decoderSuffix)
+	dim := float64(d.cfg.Dim())
+	params := dim*3*dim + dim*dim + dim*8*dim + 4*dim*dim // qkv, out, w1, w2
+	flops := 2*s*params + 4*s*s*dim + 2*7*16*16*dim*3072
+	for b.Loop() {
+		if _, err := d.decodeTile(z); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // refDecoderBlock is post_quant_conv, x_embedder, one TransformerBlock,

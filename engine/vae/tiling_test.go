@@ -52,7 +52,7 @@ func TestTemporalPlanFrames(t *testing.T) {
 }
 
 // releaseVideoConfig is the release's configuration as the snapshot states it.
-func releaseVideoConfig(t *testing.T) *VideoConfig {
+func releaseVideoConfig(t testing.TB) *VideoConfig {
 	t.Helper()
 	mean, std := make([]float64, 24), make([]float64, 24)
 	for i := range std {

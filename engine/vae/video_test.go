@@ -7,7 +7,7 @@ import (
 	"h3studio/engine/weights"
 )
 
-func videoConfig(t *testing.T, src weights.Source) *VideoConfig {
+func videoConfig(t testing.TB, src weights.Source) *VideoConfig {
 	t.Helper()
 	md := src.Metadata()
 	cfg, err := ParseVideoConfig([]byte(md["video_vae/config.json"]), []byte(md["video_vae/source/config.json"]))
@@ -30,15 +30,36 @@ func newTestEncoder(t *testing.T) (*VideoEncoder, *auditor) {
 }
 
 func newTestDecoder(t *testing.T, o DecodeOptions) (*VideoDecoder, *auditor) {
+	d := loadTestDecoder(t, o)
+	a := &auditor{t: t}
+	d.inspect = a.inspect
+	return d, a
+}
+
+func loadTestDecoder(t testing.TB, o DecodeOptions) *VideoDecoder {
 	src := openFixture(t, "video_weights_decoder")
 	d, err := LoadVideoDecoder(cpuBackend(t), src, videoConfig(t, src), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	a := &auditor{t: t}
-	d.inspect = a.inspect
-	return d, a
+	return d
+}
+
+// BenchmarkVideoDecodeTiny decodes 12 latents (39 frames at 32x32) of the
+// tiny model with the backend's fast attention.
+func BenchmarkVideoDecodeTiny(b *testing.B) {
+	d := loadTestDecoder(b, DecodeOptions{})
+	fx := openFixture(b, "video_decode_long")
+	zd, zs := fixtureTensor(b, fx, "input.latent")
+	z := latentFrom(zd, zs)
+	frames := 0
+	for b.Loop() {
+		if err := d.Decode(z, func(int, []float32) error { frames++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
 }
 
 func clipFrom(data []float32, shape []int64) Clip {
