@@ -28,11 +28,29 @@
 //	out := y.F32()
 //
 // Inputs are staged in Go memory and uploaded when Compute allocates the
-// graph. Results of a graph are readable until the next Compute on the same
-// Backend (ggml's scheduler reuses its buffers); reading later panics.
+// graph. Results of a graph are readable until the next Compute (or Measure)
+// on the same Backend (ggml's scheduler reuses its buffers); reading later
+// panics. A Backend runs one graph at a time; a Graph is for one goroutine.
 // Weights that many graphs share live in a WeightSet: persistent backend
 // buffers (device memory, or zero-copy over page-aligned host memory where the
 // device allows it).
+//
+// # Ops
+//
+// Methods of Graph, each validated in Go first:
+//
+//   - linear algebra: MulMat, Linear (weights f32, f16, bf16, q8_0, q4_K)
+//   - elementwise (b broadcast over a): Add, Sub, Mul, Div, Scale, Clamp
+//   - activations: SiLU, GELU, GELUTanh, SwiGLU, Snake, Tanh, Sigmoid, Exp,
+//     Log, Sin, Cos, Sqr, Sqrt
+//   - norms: RMSNorm, LayerNorm, GroupNorm (no affine part; compose Mul/Add)
+//   - rotary: RoPE (NeoX, mRoPE, Qwen3-VL imRoPE, vision), RoPETable (our
+//     own cos/sin tables)
+//   - attention: Attention (chunked, causal or not, GQA), FlashAttn (one
+//     call), SoftMax (small cases only)
+//   - convolution: Conv1D, Conv2D, Conv3D (Metal-safe), ConvTranspose1D
+//   - layout: Reshape, View, Permute, Transpose, Cont, Cast, Cpy, Concat,
+//     GetRows, Pad, PadLeft, Zeros, Interpolate, BilinearUp2, Mean, SumRows
 //
 // # Errors and panics
 //

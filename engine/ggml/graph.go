@@ -214,10 +214,7 @@ func (g *Graph) checkReadable(t *Tensor) {
 	if g.gen == 0 {
 		panicf("read %s: graph not computed", t)
 	}
-	g.b.mu.Lock()
-	cur := g.b.gen
-	g.b.mu.Unlock()
-	if cur != g.gen {
+	if g.b.gen != g.gen { // the caller holds g.b.mu
 		panicf("read %s: results were overwritten by a later Compute on the same backend", t)
 	}
 }

@@ -163,6 +163,9 @@ func (t *Tensor) F32() []float32 {
 // Raw returns the computed contents as bytes in the tensor's storage format.
 func (t *Tensor) Raw() []byte {
 	if t.g != nil {
+		// hold the backend so no other Compute can reuse the buffers mid-read
+		t.g.b.mu.Lock()
+		defer t.g.b.mu.Unlock()
 		t.g.checkReadable(t)
 	} else if t.ws != nil {
 		t.ws.checkReadable(t)
