@@ -39,13 +39,15 @@ type Machine struct {
 }
 
 // Budget is the memory a plan may use at any instant: Metal's recommended
-// working-set size (what the GPU may keep resident without paging), or the
-// user's override.
+// working-set size (what the GPU may keep resident without paging) less a
+// 5% margin for allocator rounding and what the model does not count, or
+// the user's override. vpipe's 64 GB report shows why a plan must not end
+// exactly at the line: a fully resident 51 GB encoder "fit" and swapped.
 func (m Machine) Budget() int64 {
 	if m.BudgetBytes > 0 {
 		return m.BudgetBytes
 	}
-	return m.WorkingSet
+	return m.WorkingSet / 20 * 19
 }
 
 // recommendedWorkingSet mirrors Metal's recommendedMaxWorkingSetSize on

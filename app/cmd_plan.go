@@ -1,0 +1,301 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/tokenizer"
+	"h3studio/media"
+)
+
+func init() {
+	register(Command{
+		Name:    "plan",
+		Summary: "count tokens, rows, memory and time for a request and fit it to a Mac",
+		Run:     runPlan,
+	})
+}
+
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plan", stderr)
+	var r Request
+	bindRequestFlags(fs, &r)
+	asJSON := fs.Bool("json", false, "print the plan as one JSON object")
+	memGB := fs.Float64("memory-gb", 0, "memory budget in GB (overrides the machine profile's)")
+	maxSeq := fs.Int("max-sequence", 0, "Qwen sequence limit of the backend (0: none; 7936 is h3.c's Metal kernel)")
+	noFit := fs.Bool("no-fit", false, "report the request as given, without fitting it")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: h3studio plan [request flags] [--model PROFILE|DIR] [--machine NAME|auto] [--memory-gb N] [--max-sequence N] [--json]")
+		fs.PrintDefaults()
+	}
+	if err := parseRequestFlags(fs, &r, args); err != nil {
+		return err
+	}
+	if *memGB < 0 || *maxSeq < 0 {
+		return &UsageError{Msg: "--memory-gb and --max-sequence must not be negative"}
+	}
+	p, err := makePlan(ctx, r.WithDefaults(), *memGB, plan.Options{MaxSequence: *maxSeq, NoFit: *noFit})
+	if err != nil {
+		if *asJSON && plan.IsLimit(err) {
+			// Scripts get the refusal as data too.
+			_ = json.NewEncoder(stdout).Encode(map[string]any{"verdict": plan.Refused, "error": err.Error(), "warnings": []string{}})
+		}
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+	} else if err := printPlan(stdout, p); err != nil {
+		return err
+	}
+	if p.Verdict == plan.Refused {
+		return errors.New(p.Error)
+	}
+	return nil
+}
+
+// makePlan resolves the machine and model, reads reference headers and
+// plans the request.
+func makePlan(ctx context.Context, r Request, memGB float64, opt plan.Options) (*plan.Plan, error) {
+	mc, err := plan.LookupMachine(r.Machine)
+	if err != nil {
+		return nil, err
+	}
+	if memGB > 0 {
+		mc = mc.WithBudgetGB(memGB)
+	}
+	model, err := plan.LookupModel(r.Model)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := planRequest(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Make(pr, mc, model, opt)
+}
+
+// planRequest converts a Request for the planner, probing every reference
+// and anchor's header (no decode).
+func planRequest(ctx context.Context, r Request) (plan.Request, error) {
+	policy, err := layout.ParseImagePolicy(r.RefImageSize)
+	if err != nil {
+		return plan.Request{}, err
+	}
+	pr := plan.Request{
+		Canvas:       layout.Canvas{Width: r.Width, Height: r.Height},
+		RenderCanvas: layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
+		Frames:       r.RequestedFrames(),
+		ImagePolicy:  policy,
+		Steps:        r.Steps,
+		Layers:       r.Layers,
+		Reuse:        r.Reuse,
+		First:        r.FirstFrame,
+		Last:         r.LastFrame,
+	}
+	pr.PromptTokens, pr.PromptEstimated = promptTokens(r)
+	if len(r.References) > 0 || r.FirstFrame != "" || r.LastFrame != "" {
+		configureMedia()
+	}
+	for _, a := range []struct {
+		path string
+		size *layout.Canvas
+	}{{r.FirstFrame, &pr.FirstSize}, {r.LastFrame, &pr.LastSize}} {
+		if a.path == "" {
+			continue
+		}
+		info, err := media.Probe(ctx, a.path)
+		if err != nil {
+			return pr, err
+		}
+		if info.Kind != media.KindImage {
+			return pr, fmt.Errorf("anchor %s is %s, not an image; first and last frames are stills", a.path, info.Kind)
+		}
+		*a.size = layout.Canvas{Width: info.Width, Height: info.Height}
+	}
+	for i, ref := range r.References {
+		pref, err := probeReference(ctx, i, ref)
+		if err != nil {
+			return pr, err
+		}
+		pr.Refs = append(pr.Refs, pref)
+	}
+	return pr, nil
+}
+
+// probeReference reads one reference's header and checks it is what its
+// flag says.
+func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, error) {
+	info, err := media.Probe(ctx, ref.Path)
+	if err != nil {
+		return plan.Reference{}, err
+	}
+	kind, err := layout.ParseRefKind(ref.Kind)
+	if err != nil {
+		return plan.Reference{}, err
+	}
+	pref := plan.Reference{Kind: kind, Path: ref.Path, AudioPath: ref.AudioPath, Media: planMedia(info)}
+	where := fmt.Sprintf("reference %d (%s)", i+1, ref.Path)
+	switch kind {
+	case layout.RefImage:
+		if info.Kind != media.KindImage {
+			return pref, fmt.Errorf("%s is %s, not an image; use the --ref flag for its kind", where, info.Kind)
+		}
+	case layout.RefVideo, layout.RefVideoAudio:
+		if info.Kind != media.KindVideo && info.Kind != media.KindVideoAudio {
+			return pref, fmt.Errorf("%s is %s, not a video", where, info.Kind)
+		}
+		if kind == layout.RefVideo {
+			pref.Media.AudioSeconds = 0
+			break
+		}
+		if ref.AudioPath == "" {
+			if !info.HasAudio() {
+				return pref, fmt.Errorf("%s has no soundtrack; use --ref-silent-video, or give one with --ref-video-audio VIDEO AUDIO", where)
+			}
+			break
+		}
+		a, err := media.Probe(ctx, ref.AudioPath)
+		if err != nil {
+			return pref, err
+		}
+		if !a.HasAudio() {
+			return pref, fmt.Errorf("%s: soundtrack %s has no audio stream", where, ref.AudioPath)
+		}
+		pref.Media.AudioSeconds = a.DurationS
+	case layout.RefAudio:
+		if !info.HasAudio() {
+			return pref, fmt.Errorf("%s has no audio stream", where)
+		}
+		pref.Media.DurationS = info.DurationS
+	}
+	return pref, nil
+}
+
+// planMedia converts a probe's answer to the planner's header struct.
+func planMedia(info media.Info) plan.Media {
+	m := plan.Media{Width: info.Width, Height: info.Height, DurationS: info.DurationS, FPS: info.FPS, Frames: info.Frames}
+	if info.HasAudio() {
+		m.AudioSeconds = info.DurationS
+	}
+	return m
+}
+
+// promptTokens counts the prompt with the model's own tokenizer when the
+// model is a directory that has one, else estimates it.
+func promptTokens(r Request) (int, bool) {
+	if r.Prompt == "" {
+		return 0, false
+	}
+	if st, err := os.Stat(r.Model); err == nil && st.IsDir() {
+		for _, rel := range []string{"tokenizer/tokenizer.json", "FL2VA/tokenizer/tokenizer.json", "Ref2VA/tokenizer/tokenizer.json",
+			"text_encoder/tokenizer.json", "FL2VA/text_encoder/tokenizer.json", "tokenizer.json"} {
+			if t, err := tokenizer.Load(filepath.Join(r.Model, rel)); err == nil {
+				return len(t.Encode(r.Prompt)), false
+			}
+		}
+	}
+	return estimateTokens(r.Prompt), true
+}
+
+// estimateTokens approximates Qwen's byte-level BPE on prose: about one
+// token per 4 bytes of words, one per punctuation mark, one per digit.
+func estimateTokens(s string) int {
+	n := 0.0
+	for _, w := range strings.Fields(s) {
+		letters := 0
+		for _, c := range w {
+			switch {
+			case c >= '0' && c <= '9':
+				n++
+			case c < 128 && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
+				n++
+			default:
+				letters++
+			}
+		}
+		n += math.Ceil(float64(letters) / 4)
+	}
+	return max(1, int(n))
+}
+
+func gbText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+
+func durationText(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.0f min", s/60)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
+
+// printPlan writes the plan as a readable report.
+func printPlan(w io.Writer, p *plan.Plan) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "task %s on the %s partition; model %s; machine %s\n", p.Task, p.Partition, p.Model, p.Machine)
+	fmt.Fprintf(tw, "canvas %s (model runs at %s), %d frames = %.2f s\n", p.Canvas, p.RenderCanvas, p.Frames, p.Seconds)
+	est := ""
+	if p.TextTokens.Estimated {
+		est = ", estimated"
+	}
+	fmt.Fprintf(tw, "Qwen sequence %d tokens (prompt %d%s, labels %d, vision %d)\n", p.TextTokens.Total, p.TextTokens.Prompt, est, p.TextTokens.Labels, p.TextTokens.Vision)
+	if len(p.References) > 0 {
+		fmt.Fprintln(tw, "\n#\tkind\tpath\tcanvas\tQwen\tDiT rows\tnote")
+		for i, rp := range p.References {
+			var note []string
+			if rp.ScaledFrom != nil {
+				note = append(note, "from "+rp.ScaledFrom.String())
+			}
+			if !rp.Pool.IsZero() {
+				note = append(note, fmt.Sprintf("pooled %dx time, %dx%d space", max(1, rp.Pool.Temporal), max(1, rp.Pool.Spatial), max(1, rp.Pool.Spatial)))
+			}
+			if rp.Frames > 0 {
+				note = append(note, fmt.Sprintf("%d frames", rp.Frames))
+			}
+			if rp.Seconds > 0 {
+				note = append(note, fmt.Sprintf("%.1f s audio", rp.Seconds))
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, rp.Kind, rp.Path, rp.Canvas, rp.QwenTokens, rp.DiTRows, strings.Join(note, ", "))
+		}
+	}
+	d := p.DiTRows
+	fmt.Fprintf(tw, "\nDiT rows %d: text %d, conditions %d, references %d, audio %d, video %d\n", d.Total, d.Text, d.Conditions, d.References, d.Audio, d.Video)
+	fmt.Fprintf(tw, "\nmemory: peak %s in %s, budget %s\n", gbText(p.Memory.PeakBytes), p.Memory.PeakPhase, gbText(p.Memory.BudgetBytes))
+	fmt.Fprintln(tw, "phase\tpeak\tweights\tscratch\tmedia\tcarried\tresidency")
+	for _, ph := range p.Memory.Phases {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, gbText(ph.PeakBytes), gbText(ph.WeightsBytes), gbText(ph.ScratchBytes), gbText(ph.MediaBytes), gbText(ph.CarriedBytes), ph.Residency)
+	}
+	if len(p.Decisions) > 0 {
+		fmt.Fprintln(tw, "\ndecisions:")
+		for i, dc := range p.Decisions {
+			fmt.Fprintf(tw, "%d. %s (%s): %s\n", i+1, dc.Kind, dc.Target, dc.Reason)
+		}
+	}
+	t := p.Time
+	fmt.Fprintf(tw, "\ntime ≈ %s: load %s, text %s, denoise %s (%d forwards of %.0f TFLOP), decode %s\n", durationText(t.Seconds),
+		durationText(t.LoadSeconds), durationText(t.TextSeconds), durationText(t.DenoiseSeconds), t.Forwards, t.ForwardTFLOP, durationText(t.DecodeSeconds))
+	for _, wn := range p.Warnings {
+		fmt.Fprintf(tw, "warning: %s\n", wn)
+	}
+	fmt.Fprintf(tw, "verdict: %s", p.Verdict)
+	if p.Error != "" {
+		fmt.Fprintf(tw, ": %s", p.Error)
+	}
+	fmt.Fprintln(tw)
+	return tw.Flush()
+}

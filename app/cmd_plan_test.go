@@ -1,0 +1,210 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestRequestFlagsKeepOrder(t *testing.T) {
+	var r Request
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindRequestFlags(fs, &r)
+	args := []string{"-d", "official-q8_0", "-p", "a fox", "--width", "864", "-height", "480", "--seconds", "5",
+		"--ref-image", "a.png", "--ref-silent-video", "b.mp4", "--ref-audio", "c.wav", "--ref-image", "d.png",
+		"--ref-video-audio", "e.mp4", "f.wav", "--ref-video", "g.mov", "--ref-video-audio=h.mp4", "i.wav", "--machine", "m3-ultra-96"}
+	if err := parseRequestFlags(fs, &r, args); err != nil {
+		t.Fatal(err)
+	}
+	want := []Reference{{RefImage, "a.png", ""}, {RefVideo, "b.mp4", ""}, {RefAudio, "c.wav", ""}, {RefImage, "d.png", ""},
+		{RefVideoAudio, "e.mp4", "f.wav"}, {RefVideoAudio, "g.mov", ""}, {RefVideoAudio, "h.mp4", "i.wav"}}
+	if len(r.References) != len(want) {
+		t.Fatalf("references %+v", r.References)
+	}
+	for i := range want {
+		if r.References[i] != want[i] {
+			t.Errorf("reference %d = %+v, want %+v", i, r.References[i], want[i])
+		}
+	}
+	if r.Model != "official-q8_0" || r.Prompt != "a fox" || r.Width != 864 || r.Height != 480 || r.RequestedFrames() != 120 || r.Machine != "m3-ultra-96" {
+		t.Errorf("request %+v", r)
+	}
+	for _, bad := range [][]string{
+		{"--frames", "22", "--seconds", "2"},
+		{"--render-width", "320"},
+		{"--reuse", "2", "--core-reuse", "4"},
+		{"--first-frame", "a.png", "--ref-image", "b.png"},
+		{"--ref-video-audio", "only.mp4"},
+		{"stray"},
+	} {
+		var r Request
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		bindRequestFlags(fs, &r)
+		var ue *UsageError
+		if err := parseRequestFlags(fs, &r, bad); !errors.As(err, &ue) {
+			t.Errorf("%q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func decodePlan(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("not one JSON object: %v: %q", err, s)
+	}
+	return m
+}
+
+func num(m map[string]any, path ...string) float64 {
+	var v any = m
+	for _, k := range path {
+		v = v.(map[string]any)[k]
+	}
+	f, _ := v.(float64)
+	return f
+}
+
+// The plan --json contract (ARCHITECTURE.md) on the vpipe 64 GB case.
+func TestPlanCommandJSON(t *testing.T) {
+	code, out, errs := runCmd(t, "plan", "--model", "official-bf16", "--machine", "m5-max-64", "--width", "960", "--height", "544",
+		"--frames", "124", "-p", "a red fox runs through snow", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	p := decodePlan(t, out)
+	for _, k := range []string{"task", "canvas", "frames", "text_tokens", "references", "dit_rows", "memory", "decisions", "verdict", "error", "warnings"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	for _, k := range []string{"prompt", "labels", "vision", "total"} {
+		if _, ok := p["text_tokens"].(map[string]any)[k]; !ok {
+			t.Errorf("text_tokens lacks %q", k)
+		}
+	}
+	phases := p["memory"].(map[string]any)["phases"].([]any)
+	for _, k := range []string{"name", "peak_bytes", "weights_bytes", "scratch_bytes", "residency"} {
+		if _, ok := phases[1].(map[string]any)[k]; !ok {
+			t.Errorf("phase lacks %q", k)
+		}
+	}
+	if p["task"] != "t2va" || p["verdict"] != "fits" || num(p, "frames") != 124 || num(p, "dit_rows", "video") != 18870 || num(p, "dit_rows", "audio") != 414 {
+		t.Errorf("plan %s", out)
+	}
+	if num(p, "memory", "peak_bytes") > num(p, "memory", "budget_bytes") {
+		t.Error("peak over budget")
+	}
+}
+
+func writePNG(t *testing.T, path string, w, h int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Five 2400 px photos and a clip, headers probed from real files: the
+// photos are down-scaled to the output's area before the vision tower.
+func TestPlanCommandReferences(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"plan", "--model", "official-bf16", "--machine", "m3-ultra-96", "--width", "864", "--height", "480", "--frames", "160", "--json"}
+	for i := range 5 {
+		p := filepath.Join(dir, "photo"+string(rune('1'+i))+".png")
+		writePNG(t, p, 2400, 1600)
+		args = append(args, "--ref-image", p)
+	}
+	withClip := false
+	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		clip := filepath.Join(dir, "clip.mp4")
+		out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=360x640:rate=24",
+			"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=32000", "-t", "3", "-pix_fmt", "yuv420p", "-shortest", clip).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ffmpeg: %v: %s", err, out)
+		}
+		args = append(args, "--ref-video", clip)
+		withClip = true
+	} else {
+		t.Log("ffmpeg not on PATH: planning the images only")
+	}
+	code, out, errs := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	p := decodePlan(t, out)
+	refs := p["references"].([]any)
+	for i := range 5 {
+		r := refs[i].(map[string]any)
+		c, from := r["canvas"].(map[string]any), r["scaled_from"].(map[string]any)
+		if c["width"] != 800.0 || c["height"] != 512.0 || from["width"] != 2400.0 || r["qwen_tokens"] != 408.0 {
+			t.Errorf("image %d: %v", i, r)
+		}
+	}
+	if withClip {
+		r := refs[5].(map[string]any)
+		// 360x640 is never enlarged; 72 frames: 5*ceil(72/17)-3 = 22 latents of 220 rows + 2x120 soundtrack rows.
+		if r["kind"] != "video+audio" || r["dit_rows"] != 22.0*220+240 || r["frames"] != 72.0 {
+			t.Errorf("clip: %v", r)
+		}
+	}
+	if p["verdict"] != "fits" || p["task"] != "ref2va" {
+		t.Errorf("verdict %v %v", p["verdict"], p["error"])
+	}
+	// The same request as a readable table.
+	code, out, errs = runCmd(t, append(args[:len(args)-1:len(args)-1], "--no-fit")...)
+	if code != 0 || !strings.Contains(out, "verdict: fits") || !strings.Contains(out, "from 2400x1600") {
+		t.Errorf("table: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// A request that cannot fit exits 1, says why and what would fit, and the
+// repair it names does fit.
+func TestPlanCommandRefusal(t *testing.T) {
+	base := []string{"plan", "--model", "official-bf16", "--machine", "m1-air-8", "--width", "1344", "--height", "768", "-p", "x"}
+	code, out, errs := runCmd(t, append(base, "--frames", "362", "--json")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errs)
+	}
+	p := decodePlan(t, out)
+	rep, _ := p["repair"].(map[string]any)
+	if p["verdict"] != "refused" || rep == nil || !strings.Contains(errs, "use ") {
+		t.Fatalf("plan %s / %s", out, errs)
+	}
+	frames, _ := rep["frames"].(float64)
+	if frames == 0 {
+		t.Fatalf("repair has no frame count: %v", rep)
+	}
+	code, out, errs = runCmd(t, append(base, "--frames", strconv.Itoa(int(frames)))...)
+	if code != 0 || !strings.Contains(out, "verdict: fits") {
+		t.Errorf("repair applied: exit %d\n%s%s", code, out, errs)
+	}
+	// A rule, not memory: one line on stderr, exit 1.
+	code, _, errs = runCmd(t, "plan", "--width", "1344", "--height", "800")
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "768x1344") {
+		t.Errorf("bad canvas: exit %d %q", code, errs)
+	}
+}

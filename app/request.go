@@ -1,0 +1,143 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Reference kinds, as the request lists them.
+const (
+	RefImage      = "image"
+	RefVideo      = "video"       // a clip used without its sound
+	RefVideoAudio = "video+audio" // a clip with its own or a replacement soundtrack
+	RefAudio      = "audio"
+)
+
+// Reference is one ordered Ref2VA reference.
+type Reference struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	// AudioPath is a replacement soundtrack for a video+audio reference;
+	// empty means the clip's own soundtrack.
+	AudioPath string `json:"audio_path,omitempty"`
+}
+
+// Request is one generation request, as the UI edits it and the CLI parses
+// it. Zero values mean "default" where a default exists.
+type Request struct {
+	Model  string `json:"model,omitempty"` // snapshot directory or model profile; empty: the embedded tiny model
+	Prompt string `json:"prompt"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	// Frames or Seconds sets the length (not both); either is rounded up
+	// to the next 17n+5 frames at 24 fps.
+	Frames         int     `json:"frames,omitempty"`
+	Seconds        float64 `json:"seconds,omitempty"`
+	Steps          int     `json:"steps,omitempty"`
+	Seed           int64   `json:"seed"`
+	Layers         int     `json:"layers,omitempty"`
+	Reuse          int     `json:"reuse,omitempty"`
+	CoreReuse      int     `json:"core_reuse,omitempty"`
+	TokenReduction bool    `json:"token_reduction,omitempty"`
+	RenderWidth    int     `json:"render_width,omitempty"`
+	RenderHeight   int     `json:"render_height,omitempty"`
+	// FirstFrame and LastFrame are FL2VA anchor images.
+	FirstFrame string `json:"first_frame,omitempty"`
+	LastFrame  string `json:"last_frame,omitempty"`
+	// References are Ref2VA inputs in request order (the order sets their
+	// labels and their place on the model's timeline).
+	References []Reference `json:"references,omitempty"`
+	// RefImageSize is the reference-image sizing policy: match (default),
+	// max or official.
+	RefImageSize string `json:"ref_image_size,omitempty"`
+	Output       string `json:"output,omitempty"`
+	FramesDir    string `json:"frames_dir,omitempty"`
+	Preset       string `json:"preset,omitempty"`
+	Machine      string `json:"machine,omitempty"`
+}
+
+// Defaults used when a Request leaves a field zero (h3.c's).
+const (
+	DefaultWidth  = 512
+	DefaultHeight = 512
+	DefaultFrames = 22
+	DefaultSteps  = 20
+)
+
+// WithDefaults returns a copy with zero fields filled in; the caller's
+// request is never changed.
+func (r Request) WithDefaults() Request {
+	if r.Width == 0 && r.Height == 0 {
+		r.Width, r.Height = DefaultWidth, DefaultHeight
+	}
+	if r.Frames == 0 && r.Seconds == 0 {
+		r.Frames = DefaultFrames
+	}
+	if r.Steps == 0 {
+		r.Steps = DefaultSteps
+	}
+	if r.RefImageSize == "" {
+		r.RefImageSize = "match"
+	}
+	return r
+}
+
+// RequestedFrames is the frame count before alignment: --frames, or
+// --seconds at 24 fps rounded up.
+func (r Request) RequestedFrames() int {
+	if r.Seconds > 0 {
+		return int(math.Ceil(r.Seconds*24 - 1e-9))
+	}
+	return r.Frames
+}
+
+// Validate reports every problem with the request's own fields at once
+// (model limits are checked by the planner).
+func (r Request) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if r.Frames != 0 && r.Seconds != 0 {
+		bad("--frames and --seconds are mutually exclusive; give one")
+	}
+	if r.Frames < 0 || r.Seconds < 0 {
+		bad("the length must be positive")
+	}
+	if r.Width <= 0 || r.Height <= 0 {
+		bad("--width and --height must be positive")
+	}
+	if (r.RenderWidth == 0) != (r.RenderHeight == 0) {
+		bad("--render-width and --render-height must be set together")
+	}
+	if r.Reuse > 0 && r.CoreReuse > 0 {
+		bad("--reuse and --core-reuse are mutually exclusive")
+	}
+	if r.Steps < 0 || r.Steps > 1000 {
+		bad("--steps %d is outside 1..1000", r.Steps)
+	}
+	if r.Layers < 0 || r.Layers > 50 {
+		bad("--layers %d is outside 1..50", r.Layers)
+	}
+	if (r.FirstFrame != "" || r.LastFrame != "") && len(r.References) > 0 {
+		bad("first/last frames and references cannot be mixed; use one or the other")
+	}
+	for i, ref := range r.References {
+		switch ref.Kind {
+		case RefImage, RefVideo, RefVideoAudio, RefAudio:
+		default:
+			bad("reference %d (%s) has unknown kind %q", i+1, ref.Path, ref.Kind)
+		}
+		if ref.Path == "" {
+			bad("reference %d has no path", i+1)
+		}
+		if ref.AudioPath != "" && ref.Kind != RefVideoAudio {
+			bad("reference %d (%s): only a video+audio reference takes a soundtrack file", i+1, ref.Path)
+		}
+	}
+	switch r.RefImageSize {
+	case "", "match", "max", "official", "diffusers":
+	default:
+		bad("--ref-image-size %q: want match, max or official", r.RefImageSize)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// refList is a flag.Value that appends references of one kind to the
+// request's single ordered list, so repeated --ref-* flags keep the order
+// they were given in across kinds.
+type refList struct {
+	refs *[]Reference
+	kind string
+}
+
+func (l refList) String() string { return "" }
+
+func (l refList) Set(v string) error {
+	ref := Reference{Kind: l.kind, Path: v}
+	if l.kind == RefVideoAudio {
+		if video, audio, ok := strings.Cut(v, pairSep); ok {
+			ref.Path, ref.AudioPath = video, audio
+		}
+	}
+	*l.refs = append(*l.refs, ref)
+	return nil
+}
+
+// pairSep joins --ref-video-audio's two operands into one flag value; a
+// NUL cannot occur in a path.
+const pairSep = "\x00"
+
+// pairFlags take two operands (VIDEO AUDIO).
+var pairFlags = map[string]bool{"ref-video-audio": true}
+
+// joinPairArgs rewrites "--ref-video-audio VIDEO AUDIO" (and the
+// "=VIDEO AUDIO" form) into one flag value, since the flag package reads
+// a single operand per flag.
+func joinPairArgs(args []string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...), nil
+		}
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "-") || len(a)-len(name) > 2 {
+			out = append(out, a)
+			continue
+		}
+		key, val, hasVal := strings.Cut(name, "=")
+		if !pairFlags[key] {
+			out = append(out, a)
+			continue
+		}
+		need := 2
+		if hasVal {
+			need = 1
+		}
+		if i+need >= len(args) {
+			return nil, &UsageError{Msg: fmt.Sprintf("--%s needs two files: VIDEO AUDIO", key)}
+		}
+		if hasVal {
+			out = append(out, "--"+key+"="+val+pairSep+args[i+1])
+			i++
+		} else {
+			out = append(out, "--"+key+"="+args[i+1]+pairSep+args[i+2])
+			i += 2
+		}
+	}
+	return out, nil
+}
+
+// bindRequestFlags defines the h3.c-compatible request flags on fs,
+// writing into r. Shared by plan and render.
+func bindRequestFlags(fs *flag.FlagSet, r *Request) {
+	fs.StringVar(&r.Model, "d", "", "model: snapshot directory, or a profile for planning (official-bf16, official-q8_0, official-q4_k, comfy-bf16, tiny); default: the embedded tiny model")
+	fs.StringVar(&r.Model, "model", "", "same as -d")
+	fs.StringVar(&r.Prompt, "p", "", "prompt")
+	fs.StringVar(&r.Prompt, "prompt", "", "same as -p")
+	fs.IntVar(&r.Width, "width", DefaultWidth, "output width in pixels (multiple of 32)")
+	fs.IntVar(&r.Height, "height", DefaultHeight, "output height in pixels (multiple of 32)")
+	fs.IntVar(&r.Frames, "frames", 0, "output frames at 24 fps, rounded up to 17n+5 (default 22)")
+	fs.Float64Var(&r.Seconds, "seconds", 0, "output length in seconds (instead of --frames)")
+	fs.IntVar(&r.Steps, "steps", DefaultSteps, "denoising passes")
+	fs.Int64Var(&r.Seed, "seed", 0, "random seed")
+	fs.IntVar(&r.Layers, "layers", 0, "active DiT blocks, 35..50 (default all)")
+	fs.IntVar(&r.Reuse, "reuse", 0, "evaluate the denoiser every k-th step and extrapolate between")
+	fs.IntVar(&r.CoreReuse, "core-reuse", 0, "reuse the cached core residual every k steps")
+	fs.BoolVar(&r.TokenReduction, "token-reduction", false, "pair horizontal video tokens inside the middle blocks (faster, may change composition)")
+	fs.IntVar(&r.RenderWidth, "render-width", 0, "run the model on this smaller width and upscale (with --render-height)")
+	fs.IntVar(&r.RenderHeight, "render-height", 0, "run the model on this smaller height and upscale")
+	fs.StringVar(&r.FirstFrame, "first-frame", "", "FL2VA first frame image")
+	fs.StringVar(&r.LastFrame, "last-frame", "", "FL2VA last frame image")
+	fs.Var(refList{&r.References, RefImage}, "ref-image", "reference image (repeatable; order matters)")
+	fs.Var(refList{&r.References, RefVideoAudio}, "ref-video", "reference clip with its soundtrack (repeatable)")
+	fs.Var(refList{&r.References, RefVideo}, "ref-silent-video", "reference clip without its sound (repeatable)")
+	fs.Var(refList{&r.References, RefVideoAudio}, "ref-video-audio", "reference clip with a replacement soundtrack: VIDEO AUDIO (repeatable)")
+	fs.Var(refList{&r.References, RefAudio}, "ref-audio", "reference audio clip, 2-15 s (repeatable)")
+	fs.StringVar(&r.RefImageSize, "ref-image-size", "match", "reference image sizing: match (output area), max (2048 short edge) or official (2048, upscaling)")
+	fs.StringVar(&r.Output, "o", "", "output MP4 path")
+	fs.StringVar(&r.FramesDir, "frames-dir", "", "also write the frames to this folder")
+	fs.StringVar(&r.Preset, "preset", "", "quality preset")
+	fs.StringVar(&r.Machine, "machine", "auto", "machine profile (e.g. m5-max-128) or auto")
+}
+
+// parseRequestFlags parses args into a request (flags defined by
+// bindRequestFlags plus any the caller added to fs) and validates it.
+func parseRequestFlags(fs *flag.FlagSet, r *Request, args []string) error {
+	args, err := joinPairArgs(args)
+	if err != nil {
+		return err
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q (quote the prompt: -p \"...\")", fs.Arg(0))}
+	}
+	if err := r.Validate(); err != nil {
+		return &UsageError{Msg: oneLine(err.Error())}
+	}
+	return nil
+}
