@@ -144,16 +144,21 @@ func checkLayout(g *File, size int64) error {
 		order[i] = i
 	}
 	sort.Slice(order, func(a, b int) bool { return g.Tensors[order[a]].Offset < g.Tensors[order[b]].Offset })
+	if g.DataOffset > size {
+		return &FormatError{Msg: "tensor data section starts past the end of the file"}
+	}
+	room := size - g.DataOffset
 	end := int64(0)
 	for _, i := range order {
 		t := g.Tensors[i]
 		if t.Offset < end {
 			return &FormatError{Tensor: t.Name, Msg: "overlaps the previous tensor"}
 		}
-		end = t.Offset + t.Bytes
-		if g.DataOffset > size || end > size-g.DataOffset {
-			return &FormatError{Tensor: t.Name, Msg: fmt.Sprintf("bytes [%d, %d) of the data section run past the end of the file", t.Offset, end)}
+		// Compared as room minus offset so no sum can overflow.
+		if t.Offset > room || t.Bytes > room-t.Offset {
+			return &FormatError{Tensor: t.Name, Msg: fmt.Sprintf("%d bytes at offset %d of the data section run past the end of the file", t.Bytes, t.Offset)}
 		}
+		end = t.Offset + t.Bytes
 	}
 	return nil
 }
