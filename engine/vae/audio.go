@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -81,7 +82,10 @@ func (a *AudioVAE) Latents(n int) int { return (n + a.cfg.Hop() - 1) / a.cfg.Hop
 
 // Encode turns stereo audio into a normalised posterior-mean latent; the
 // input is right-padded with zeros to a whole number of hops.
-func (a *AudioVAE) Encode(x Audio) (AudioLatent, error) {
+func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
+	if err := ctx.Err(); err != nil {
+		return AudioLatent{}, err
+	}
 	if a.enc == nil {
 		return AudioLatent{}, fmt.Errorf("vae: audio encode: the encoder is not loaded")
 	}
@@ -145,7 +149,7 @@ func u16LE(v []uint16) []byte {
 
 // Decode turns a normalised latent into stereo audio of T·hop samples,
 // clamped to [-1, 1]; with ChunkLatents set it decodes overlapping windows.
-func (a *AudioVAE) Decode(z AudioLatent) (Audio, error) {
+func (a *AudioVAE) Decode(ctx context.Context, z AudioLatent) (Audio, error) {
 	if a.dec == nil {
 		return Audio{}, fmt.Errorf("vae: audio decode: the decoder is not loaded")
 	}
@@ -162,6 +166,9 @@ func (a *AudioVAE) Decode(z AudioLatent) (Audio, error) {
 	for start := 0; start < z.T; start += chunk {
 		lo := max(0, start-a.opt.ContextLatents)
 		hi := min(z.T, start+chunk+a.opt.ContextLatents)
+		if err := ctx.Err(); err != nil {
+			return Audio{}, err
+		}
 		wave, err := a.decodeWindow(z, lo, hi)
 		if err != nil {
 			return Audio{}, err

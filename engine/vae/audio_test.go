@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"testing"
 
 	"h3studio/engine/weights"
@@ -38,7 +39,7 @@ func TestAudioEncode(t *testing.T) {
 	names := []string{"enc.block.0", "enc.block.1.block.0", "enc.block.1", "enc.out", "pre_block.attn", "pre_block", "mean_proj"}
 	a.taps = newTapper(names...)
 	wave, ws := fixtureTensor(t, fx, "input.waveform")
-	z, err := a.Encode(Audio{Samples: int(ws[2]), Data: wave})
+	z, err := a.Encode(context.Background(), Audio{Samples: int(ws[2]), Data: wave})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +57,13 @@ func TestAudioEncode(t *testing.T) {
 		t.Fatalf("latent %dx2x%d, want %v", z.C, z.T, s)
 	}
 	checkRel(t, "audio latent", z.Data, want, tolF32)
+	// the backend's causal flash attention (bf16 K/V on the CPU)
+	a.opt.Precision = Fast
+	zf, err := a.Encode(context.Background(), Audio{Samples: int(ws[2]), Data: wave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRel(t, "audio latent, fast attention", zf.Data, want, tolF16)
 	au.done()
 }
 
@@ -65,7 +73,7 @@ func TestAudioDecode(t *testing.T) {
 	names := []string{"dec_in_proj", "dec.conv_pre", "dec.ups.0", "dec.resblocks.0", "dec.activation_post", "dec.conv_post"}
 	a.taps = newTapper(names...)
 	zd, zs := fixtureTensor(t, fx, "input.latent")
-	y, err := a.Decode(AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd})
+	y, err := a.Decode(context.Background(), AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -128,7 +129,7 @@ func TestAudioFoldedWeights(t *testing.T) {
 	defer a.Close()
 	dfx := openFixture(t, "audio_decode")
 	zd, zs := fixtureTensor(t, dfx, "input.latent")
-	y, err := a.Decode(AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd})
+	y, err := a.Decode(context.Background(), AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd})
 	if err != nil {
 		t.Fatal(err)
 	}

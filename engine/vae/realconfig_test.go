@@ -3,6 +3,7 @@
 package vae
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -68,7 +69,7 @@ func TestRealConfigDecoderBlock(t *testing.T) {
 		z.d[i] = float32(r.NormFloat64())
 	}
 	start := time.Now()
-	got, err := d.decodeTile(z)
+	got, err := d.decodeTile(context.Background(), z)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func BenchmarkRealConfigDecoderTile(b *testing.B) {
 	params := dim*3*dim + dim*dim + dim*8*dim + 4*dim*dim // qkv, out, w1, w2
 	flops := 2*s*params + 4*s*s*dim + 2*7*16*16*dim*3072
 	for b.Loop() {
-		if _, err := d.decodeTile(z); err != nil {
+		if _, err := d.decodeTile(context.Background(), z); err != nil {
 			b.Fatal(err)
 		}
 	}

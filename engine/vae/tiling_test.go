@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"runtime"
@@ -104,7 +105,7 @@ func TestVideoDecodeTiledVsUntiled(t *testing.T) {
 	var clips [2]Clip
 	for i, ts := range []int{1 << 20, 0} {
 		d, _ := newTestDecoder(t, DecodeOptions{Precision: Reference, TileSize: ts})
-		c, err := d.DecodeClip(z)
+		c, err := d.DecodeClip(context.Background(), z)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestVideoDecodeMemoryFlat(t *testing.T) {
 		}
 		var ms runtime.MemStats
 		frames := 0
-		err := d.Decode(z, func(_ int, _ []float32) error {
+		err := d.Decode(context.Background(), z, func(_ int, _ []float32) error {
 			if frames%8 == 0 {
 				runtime.GC()
 				runtime.ReadMemStats(&ms)
@@ -185,7 +186,7 @@ func TestAudioDecodeChunked(t *testing.T) {
 	var errs []float64
 	for _, ctx := range []int{4, 8} {
 		a, _ := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: Reference, ChunkLatents: 6, ContextLatents: ctx})
-		y, err := a.Decode(z)
+		y, err := a.Decode(context.Background(), z)
 		if err != nil {
 			t.Fatal(err)
 		}

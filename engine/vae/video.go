@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"fmt"
 
 	"h3studio/engine/ggml"
@@ -39,13 +40,16 @@ func LoadVideoEncoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig) (*V
 // Close frees the weights.
 func (e *VideoEncoder) Close() { e.ws.Free() }
 
+// Encoding and decoding stop between graphs when ctx is done and return
+// its error.
+
 // EncodeImage encodes one frame (a Clip with T = 1, values in [-1, 1]) to a
 // one-step latent, through the single-image path (causal padding only).
-func (e *VideoEncoder) EncodeImage(img Clip) (Latent, error) {
+func (e *VideoEncoder) EncodeImage(ctx context.Context, img Clip) (Latent, error) {
 	if img.T != 1 {
 		return Latent{}, fmt.Errorf("vae: EncodeImage: got %d frames, want 1", img.T)
 	}
-	m, err := e.moments(e.normalise(img))
+	m, err := e.moments(ctx, e.normalise(img))
 	if err != nil {
 		return Latent{}, err
 	}
@@ -56,7 +60,7 @@ func (e *VideoEncoder) EncodeImage(img Clip) (Latent, error) {
 // vae_clip_length frames (the last one padded by repeating its last frame),
 // each to ceil(clip/4) steps, concatenated, and the final vae_token_drop
 // steps dropped. 39 frames give 3 clips, 15 steps, 12 kept.
-func (e *VideoEncoder) EncodeVideo(v Clip) (Latent, error) {
+func (e *VideoEncoder) EncodeVideo(ctx context.Context, v Clip) (Latent, error) {
 	if v.T < 2 {
 		return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames; use EncodeImage for one", v.T)
 	}
@@ -72,7 +76,7 @@ func (e *VideoEncoder) EncodeVideo(v Clip) (Latent, error) {
 				copy(clip.Data[(c*n+t)*plane:][:plane], v.Data[(c*v.T+src)*plane:][:plane])
 			}
 		}
-		m, err := e.moments(e.normalise(clip))
+		m, err := e.moments(ctx, e.normalise(clip))
 		if err != nil {
 			return Latent{}, err
 		}
@@ -125,7 +129,7 @@ func (e *VideoEncoder) whiten(m vol) Latent {
 
 // moments encodes normalised pixels with spatial tiling (blended in latent
 // space) and returns the moments [2C][T'][H/16][W/16].
-func (e *VideoEncoder) moments(x vol) (vol, error) {
+func (e *VideoEncoder) moments(ctx context.Context, x vol) (vol, error) {
 	r := e.cfg.SpatialRatio()
 	if x.h%r != 0 || x.w%r != 0 {
 		return vol{}, fmt.Errorf("vae: encode: %dx%d pixels are not multiples of %d", x.w, x.h, r)
@@ -140,7 +144,7 @@ func (e *VideoEncoder) moments(x vol) (vol, error) {
 	for i := range ys.starts {
 		for j := range xs.starts {
 			tile := x.crop(0, x.t, ys.starts[i], ys.starts[i]+ys.sizes[i], xs.starts[j], xs.starts[j]+xs.sizes[j])
-			m, err := e.encodeTile(tile)
+			m, err := e.encodeTile(ctx, tile)
 			if err != nil {
 				return vol{}, err
 			}
@@ -178,7 +182,10 @@ func (e *VideoEncoder) moments(x vol) (vol, error) {
 }
 
 // encodeTile runs the encoder graph on one tile [3][T][h][w].
-func (e *VideoEncoder) encodeTile(x vol) (vol, error) {
+func (e *VideoEncoder) encodeTile(ctx context.Context, x vol) (vol, error) {
+	if err := ctx.Err(); err != nil {
+		return vol{}, err
+	}
 	g := e.b.NewGraph(0)
 	defer g.Free()
 	in := g.Input("pixels", ggml.F32, x.w, x.h, 3, x.t)

@@ -1,6 +1,8 @@
 package vae
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -55,7 +57,7 @@ func BenchmarkVideoDecodeTiny(b *testing.B) {
 	z := latentFrom(zd, zs)
 	frames := 0
 	for b.Loop() {
-		if err := d.Decode(z, func(int, []float32) error { frames++; return nil }); err != nil {
+		if err := d.Decode(context.Background(), z, func(int, []float32) error { frames++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,7 +88,7 @@ func TestVideoEncodeImage(t *testing.T) {
 	names := []string{"enc.conv_in", "enc.down.0.block.0", "enc.down.0.downsample", "enc.down.2.downsample", "enc.down.5.block.0", "enc.out", "moments"}
 	e.taps = newTapper(names...)
 	px, shape := fixtureTensor(t, fx, "input.pixels")
-	z, err := e.EncodeImage(clipFrom(px, shape))
+	z, err := e.EncodeImage(context.Background(), clipFrom(px, shape))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestVideoEncodeClips(t *testing.T) {
 	for _, name := range []string{"video_encode", "video_encode_tiled"} {
 		fx := openFixture(t, name)
 		px, shape := fixtureTensor(t, fx, "input.pixels")
-		z, err := e.EncodeVideo(clipFrom(px, shape))
+		z, err := e.EncodeVideo(context.Background(), clipFrom(px, shape))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +124,7 @@ func TestVideoEncodeClips(t *testing.T) {
 		// one output frame per im2col group: the same math in less scratch
 		// (ggml's matmul blocking depends on the column count, so not bit-equal)
 		e.ConvBudget = 1
-		zg, err := e.EncodeVideo(clipFrom(px, shape))
+		zg, err := e.EncodeVideo(context.Background(), clipFrom(px, shape))
 		e.ConvBudget = 0
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +155,7 @@ func TestVideoDecode(t *testing.T) {
 				d.taps = newTapper(names...)
 			}
 			zd, zs := fixtureTensor(t, fx, "input.latent")
-			clip, err := d.DecodeClip(latentFrom(zd, zs))
+			clip, err := d.DecodeClip(context.Background(), latentFrom(zd, zs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,11 +194,27 @@ func TestVideoDecodeF16Weights(t *testing.T) {
 	d, a := newTestDecoder(t, DecodeOptions{Weights: ggml.F16})
 	fx := openFixture(t, "video_decode_tiled")
 	zd, zs := fixtureTensor(t, fx, "input.latent")
-	clip, err := d.DecodeClip(latentFrom(zd, zs))
+	clip, err := d.DecodeClip(context.Background(), latentFrom(zd, zs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ := fixtureTensor(t, fx, "output.pixels")
 	checkRel(t, "pixels, f16 weights, fast attention", clip.Data, want, tolF16)
 	a.done()
+}
+
+// Cancelling stops the decode at the next graph with the context's error.
+func TestVideoDecodeCancel(t *testing.T) {
+	d := loadTestDecoder(t, DecodeOptions{})
+	zd, zs := fixtureTensor(t, openFixture(t, "video_decode_long"), "input.latent")
+	ctx, cancel := context.WithCancel(context.Background())
+	frames := 0
+	err := d.Decode(ctx, latentFrom(zd, zs), func(int, []float32) error {
+		frames++
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || frames == 0 || frames >= d.Frames(int(zs[2])) || d.Calls != 1 {
+		t.Errorf("cancelled decode: err %v after %d frames and %d calls; want context.Canceled after the first chunk", err, frames, d.Calls)
+	}
 }

@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -99,7 +100,7 @@ func (c *VideoConfig) DecodeTile(o DecodeOptions) int {
 
 // Decode decodes a normalised latent and hands each finished frame [3][H][W]
 // (values in [0, 1]) to emit in order, so a long clip never sits in memory.
-func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error) error {
+func (d *VideoDecoder) Decode(ctx context.Context, z Latent, emit func(t int, frame []float32) error) error {
 	if z.C != d.cfg.LatentChannels || len(z.Data) != z.C*z.T*z.H*z.W || z.T < 1 {
 		return fmt.Errorf("vae: decode: latent %dx%dx%dx%d (%d values), want %d channels", z.C, z.T, z.H, z.W, len(z.Data), d.cfg.LatentChannels)
 	}
@@ -118,7 +119,7 @@ func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error)
 		}
 	}()
 	if z.T == 1 {
-		raw, err := d.decodeTiled(x)
+		raw, err := d.decodeTiled(ctx, x)
 		if err != nil {
 			return err
 		}
@@ -139,7 +140,7 @@ func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error)
 	for i := range p.chunks {
 		start := i * p.chunkTokens
 		end := min(start+p.chunkTokens+p.overlapTokens, x.t)
-		raw, err := d.decodeTiled(x.crop(start, end, 0, x.h, 0, x.w))
+		raw, err := d.decodeTiled(ctx, x.crop(start, end, 0, x.h, 0, x.w))
 		if err != nil {
 			return err
 		}
@@ -172,11 +173,11 @@ func (d *VideoDecoder) Decode(z Latent, emit func(t int, frame []float32) error)
 }
 
 // DecodeClip decodes a whole latent into memory.
-func (d *VideoDecoder) DecodeClip(z Latent) (Clip, error) {
+func (d *VideoDecoder) DecodeClip(ctx context.Context, z Latent) (Clip, error) {
 	n := d.Frames(z.T)
 	h, w := z.H*d.cfg.SpatialRatio(), z.W*d.cfg.SpatialRatio()
 	c := Clip{T: n, H: h, W: w, Data: make([]float32, 3*n*h*w)}
-	err := d.Decode(z, func(t int, f []float32) error {
+	err := d.Decode(ctx, z, func(t int, f []float32) error {
 		for ch := range 3 {
 			copy(c.Data[(ch*n+t)*h*w:][:h*w], f[ch*h*w:][:h*w])
 		}
@@ -219,7 +220,7 @@ func (w *frameWriter) write(part vol) error {
 
 // decodeTiled decodes a chunk of de-normalised latents with spatial tiles
 // blended in pixel space; the result is raw decoder output [3][4T][H][W].
-func (d *VideoDecoder) decodeTiled(z vol) (vol, error) {
+func (d *VideoDecoder) decodeTiled(ctx context.Context, z vol) (vol, error) {
 	r := d.cfg.SpatialRatio()
 	ts := d.cfg.DecodeTile(d.opt)
 	height, width := z.h*r, z.w*r
@@ -233,7 +234,7 @@ func (d *VideoDecoder) decodeTiled(z vol) (vol, error) {
 		var leftTail *vol
 		ox, th := 0, 0
 		for j := range xs.starts {
-			tile, err := d.decodeTile(z.crop(0, z.t, ys.starts[i]/r, (ys.starts[i]+ys.sizes[i])/r, xs.starts[j]/r, (xs.starts[j]+xs.sizes[j])/r))
+			tile, err := d.decodeTile(ctx, z.crop(0, z.t, ys.starts[i]/r, (ys.starts[i]+ys.sizes[i])/r, xs.starts[j]/r, (xs.starts[j]+xs.sizes[j])/r))
 			if err != nil {
 				return vol{}, err
 			}
@@ -274,7 +275,10 @@ func (d *VideoDecoder) decodeTiled(z vol) (vol, error) {
 
 // decodeTile runs the decoder graph on de-normalised latents [C][T][h][w]
 // and un-patchifies to raw pixels [3][4T][16h][16w].
-func (d *VideoDecoder) decodeTile(z vol) (vol, error) {
+func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
+	if err := ctx.Err(); err != nil {
+		return vol{}, err
+	}
 	n := z.t * z.h * z.w
 	tokens := make([]float32, z.c*n)
 	for c := range z.c {
