@@ -175,7 +175,13 @@ func TestPlanCommandReferences(t *testing.T) {
 		t.Errorf("verdict %v %v", p["verdict"], p["error"])
 	}
 	// The same request as a readable table.
-	code, out, errs = runCmd(t, append(args[:len(args)-1:len(args)-1], "--no-fit")...)
+	var table []string
+	for _, a := range args {
+		if a != "--json" {
+			table = append(table, a)
+		}
+	}
+	code, out, errs = runCmd(t, append(table, "--no-fit")...)
 	if code != 0 || !strings.Contains(out, "verdict: fits") || !strings.Contains(out, "from 2400x1600") {
 		t.Errorf("table: exit %d\n%s%s", code, out, errs)
 	}

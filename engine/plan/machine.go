@@ -179,6 +179,14 @@ func chipByBrand(brand string) (chip, bool) {
 	return chip{}, false
 }
 
+// WithMemoryGB returns m as if it had gb of unified memory.
+func (m Machine) WithMemoryGB(gb int) Machine {
+	m.MemoryBytes = int64(gb) * gib
+	m.WorkingSet = recommendedWorkingSet(m.MemoryBytes)
+	m.BudgetBytes = 0
+	return m
+}
+
 // WithBudgetGB returns m with its budget overridden (--memory-gb).
 func (m Machine) WithBudgetGB(gb float64) Machine {
 	m.BudgetBytes = int64(gb * gib)

@@ -93,10 +93,18 @@ func TestPlanProperties(t *testing.T) {
 			if p.Error == "" {
 				t.Errorf("case %d: refused without a reason", i)
 			}
-			if p.Repair != nil && (p.Repair.Frames > 0 || p.Repair.Canvas != nil) {
-				q, err := Make(p.Repair.Apply(r), mc, m, opt)
+			switch rp := p.Repair; {
+			case rp == nil:
+				t.Errorf("case %d: refused without a repair: %s", i, p.Error)
+			case rp.Frames > 0 || rp.Canvas != nil:
+				q, err := Make(rp.Apply(r), mc, m, opt)
 				if err != nil || q.Verdict != Fits {
-					t.Errorf("case %d: repair %q does not fit", i, p.Repair.Text)
+					t.Errorf("case %d: repair %q does not fit", i, rp.Text)
+				}
+			case rp.MemoryGB > 0:
+				q, err := Make(r, mc.WithMemoryGB(rp.MemoryGB), m, opt)
+				if err != nil || q.Verdict != Fits {
+					t.Errorf("case %d: repair %q does not fit", i, rp.Text)
 				}
 			}
 		default:

@@ -13,7 +13,10 @@ type Repair struct {
 	Frames int            `json:"frames,omitempty"` // fewer output frames
 	Model  string         `json:"model,omitempty"`  // a lighter model profile
 	Canvas *layout.Canvas `json:"canvas,omitempty"` // a smaller output canvas
-	Text   string         `json:"text"`
+	// MemoryGB is the smallest memory size (of the same chip) the request
+	// fits as it is, when none of the above is found.
+	MemoryGB int    `json:"memory_gb,omitempty"`
+	Text     string `json:"text"`
 }
 
 // Apply returns the request with one of the repair's changes made: the
@@ -76,6 +79,15 @@ func findRepair(r Request, mc Machine, m Model, opt Options) *Repair {
 			if fitsAfterFitting(c, mc, m, opt) {
 				rp.Canvas = &cv
 				says = append(says, fmt.Sprintf("a %s canvas", cv))
+				break
+			}
+		}
+	}
+	if len(says) == 0 {
+		for _, gb := range []int{16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512} {
+			if int64(gb)*gib > mc.MemoryBytes && fitsAfterFitting(r, mc.WithMemoryGB(gb), m, opt) {
+				rp.MemoryGB = gb
+				says = append(says, fmt.Sprintf("a Mac with %d GB", gb))
 				break
 			}
 		}
