@@ -103,12 +103,20 @@ func ropeCases() []Case {
 
 // attentionCase is q [D, N, H], k/v [D, L, Hkv] through Attention.
 func attentionCase(d, n, l, h, hkv, chunk int, causal bool) Case {
-	return Case{Name: fmt.Sprintf("attention/d%d_n%d_l%d_h%d_kv%d_c%d_causal%v", d, n, l, h, hkv, chunk, causal), Tol: TolAttn,
+	return attentionCaseKV(d, n, l, h, hkv, chunk, causal, ggml.KVBackend)
+}
+
+func attentionCaseKV(d, n, l, h, hkv, chunk int, causal bool, kvp ggml.KVPrecision) Case {
+	tol := TolAttn
+	if kvp == ggml.KVF32 {
+		tol = 1e-9
+	}
+	return Case{Name: fmt.Sprintf("attention/d%d_n%d_l%d_h%d_kv%d_c%d_causal%v_kv%d", d, n, l, h, hkv, chunk, causal, kvp), Tol: tol,
 		Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			q, qv := b.Rand("q", ggml.F32, 1, d, n, h)
 			k, kv := b.Rand("k", ggml.F32, 1, d, l, hkv)
 			v, vv := b.Rand("v", ggml.F32, 1, d, l, hkv)
-			y := b.G.Attention(q, k, v, ggml.AttentionOptions{Causal: causal, Chunk: chunk})
+			y := b.G.Attention(q, k, v, ggml.AttentionOptions{Causal: causal, Chunk: chunk, KV: kvp})
 			return y, refAttention(mk(qv, d, n, h), mk(kv, d, l, hkv), mk(vv, d, l, hkv), causal, nil).v
 		}}
 }
@@ -119,6 +127,7 @@ func attentionCases() []Case {
 		attentionCase(64, 200, 200, 4, 2, 64, true), // GQA, causal, several chunks
 		attentionCase(72, 90, 130, 2, 1, 0, true),   // prefix-aware causal (keys > queries)
 		attentionCase(256, 40, 70, 2, 2, 16, false),
+		attentionCaseKV(64, 130, 150, 4, 2, 32, true, ggml.KVF32), // f32 K/V: reference precision
 	}
 }
 
