@@ -103,8 +103,38 @@ func BenchmarkRealConfigDecoderTile(b *testing.B) {
 // refDecoderBlock is post_quant_conv, x_embedder, one TransformerBlock,
 // norm_out and proj_out in float64, returning the patch rows as float32.
 func refDecoderBlock(m *memSource, cfg *VideoConfig, z vol) []float32 {
-	dim, heads, dh := cfg.Dim(), cfg.Source.ViT.Heads, cfg.Source.ViT.DimHead
+	x := refTokens(m, cfg, z)
 	n := z.t * z.h * z.w
+	refAttention(m, cfg, x, func(tok, pair int) float64 { return refAngle(cfg, z, tok, pair) })
+	refFFN(m, cfg, x)
+	dim := cfg.Dim()
+	nw, nb := m.get("decoder.norm_out.weight"), m.get("decoder.norm_out.bias")
+	proj := m.lin("decoder.proj_out", dim)
+	var rows []float32
+	for tok := range n {
+		var mean, vr float64
+		for _, e := range x[tok] {
+			mean += e
+		}
+		mean /= float64(dim)
+		for _, e := range x[tok] {
+			vr += (e - mean) * (e - mean)
+		}
+		sd := math.Sqrt(vr/float64(dim) + vitEps)
+		ln := make([]float64, dim)
+		for i, e := range x[tok] {
+			ln[i] = (e-mean)/sd*float64(nw[i]) + float64(nb[i])
+		}
+		for _, e := range proj(ln) {
+			rows = append(rows, float32(e))
+		}
+	}
+	return rows
+}
+
+// refTokens embeds the voxels and appends the registers and a zero token.
+func refTokens(m *memSource, cfg *VideoConfig, z vol) [][]float64 {
+	dim, n := cfg.Dim(), z.t*z.h*z.w
 	post, emb := m.lin("post_quant_conv", 24), m.lin("decoder.x_embedder", 24)
 	var x [][]float64
 	for tok := range n {
@@ -122,56 +152,66 @@ func refDecoderBlock(m *memSource, cfg *VideoConfig, z vol) []float32 {
 		}
 		x = append(x, row)
 	}
-	x = append(x, make([]float64, dim))
-	S := len(x)
-	// positions: cell centres in (-1, 1) per axis; suffix tokens at 0
-	rot := int(float64(dh) * cfg.Source.ViT.RopeDimRatio)
+	return append(x, make([]float64, dim))
+}
+
+// refAngle is the RoPE angle of a token's pair: cell centres in (-1, 1) per
+// axis (suffix tokens at 0), 2π·coord·theta^(-6f/rot).
+func refAngle(cfg *VideoConfig, z vol, tok, pair int) float64 {
+	n := z.t * z.h * z.w
+	if tok >= n {
+		return 0
+	}
+	rot := int(float64(cfg.Source.ViT.DimHead) * cfg.Source.ViT.RopeDimRatio)
 	freqs := rot / 6
-	angle := func(tok, pair int) float64 {
-		if tok >= n {
-			return 0
-		}
-		idx := [3]int{tok / (z.h * z.w), tok / z.w % z.h, tok % z.w}
-		size := [3]int{z.t, z.h, z.w}
-		ax, f := pair/freqs, pair%freqs
-		coord := (2*float64(idx[ax])+1)/float64(size[ax]) - 1
-		return 2 * math.Pi * coord * math.Pow(cfg.Source.ViT.RopeTheta, -float64(6*f)/float64(rot))
+	idx := [3]int{tok / (z.h * z.w), tok / z.w % z.h, tok % z.w}
+	size := [3]int{z.t, z.h, z.w}
+	ax, f := pair/freqs, pair%freqs
+	coord := (2*float64(idx[ax])+1)/float64(size[ax]) - 1
+	return 2 * math.Pi * coord * math.Pow(cfg.Source.ViT.RopeTheta, -float64(6*f)/float64(rot))
+}
+
+func refRMS(v []float64, w []float32) []float64 {
+	var ss float64
+	for _, e := range v {
+		ss += e * e
 	}
-	rms := func(v []float64, w []float32) []float64 {
-		var ss float64
-		for _, e := range v {
-			ss += e * e
+	k := 1 / math.Sqrt(ss/float64(len(v))+vitEps)
+	out := make([]float64, len(v))
+	for i, e := range v {
+		out[i] = e * k
+		if w != nil {
+			out[i] *= float64(w[i])
 		}
-		k := 1 / math.Sqrt(ss/float64(len(v))+vitEps)
-		out := make([]float64, len(v))
-		for i, e := range v {
-			out[i] = e * k
-			if w != nil {
-				out[i] *= float64(w[i])
-			}
-		}
-		return out
 	}
+	return out
+}
+
+// refAttention adds the block's scaled attention branch to x in place.
+func refAttention(m *memSource, cfg *VideoConfig, x [][]float64, angle func(tok, pair int) float64) {
+	dim, heads, dh := cfg.Dim(), cfg.Source.ViT.Heads, cfg.Source.ViT.DimHead
+	half := int(float64(dh)*cfg.Source.ViT.RopeDimRatio) / 2
 	p := "decoder.transformer_blocks.0."
 	qkvL, outL := m.lin(p+"attn.to_qkv", dim), m.lin(p+"attn.to_out", dim)
-	w1, w2 := m.lin(p+"ff.w1", dim), m.lin(p+"ff.w2", ffnMult*dim)
+	S := len(x)
 	q, k, v := make([][][]float64, heads), make([][][]float64, heads), make([][][]float64, heads)
 	for tok := range S {
-		qkv := qkvL(rms(x[tok], m.get(p+"norm1.weight")))
+		qkv := qkvL(refRMS(x[tok], m.get(p+"norm1.weight")))
 		for h := range heads {
 			base := h * 3 * dh
-			qh, kh := rms(qkv[base:base+dh], nil), rms(qkv[base+dh:base+2*dh], nil)
-			for pr := range rot / 2 {
+			qh, kh := refRMS(qkv[base:base+dh], nil), refRMS(qkv[base+dh:base+2*dh], nil)
+			for pr := range half {
 				c, s := math.Cos(angle(tok, pr)), math.Sin(angle(tok, pr))
 				for _, u := range [][]float64{qh, kh} {
-					a, b := u[pr], u[pr+rot/2]
-					u[pr], u[pr+rot/2] = a*c-b*s, b*c+a*s
+					a, b := u[pr], u[pr+half]
+					u[pr], u[pr+half] = a*c-b*s, b*c+a*s
 				}
 			}
-			q[h], k[h], v[h] = append(q[h], qh), append(k[h], kh), append(v[h], append([]float64(nil), qkv[base+2*dh:base+3*dh]...))
+			q[h], k[h], v[h] = append(q[h], qh), append(k[h], kh), append(v[h], qkv[base+2*dh:base+3*dh])
 		}
 	}
-	scale1, scale2 := m.get(p+"scale1"), m.get(p+"scale2")
+	scale1 := m.get(p + "scale1")
+	outs := make([][]float64, S)
 	for tok := range S {
 		att := make([]float64, dim)
 		for h := range heads {
@@ -195,17 +235,24 @@ func refDecoderBlock(m *memSource, cfg *VideoConfig, z vol) []float32 {
 				}
 			}
 		}
-		o := outL(att)
+		outs[tok] = outL(att)
+	}
+	for tok := range S {
 		for i := range dim {
-			x[tok][i] += o[i] * float64(scale1[i])
+			x[tok][i] += outs[tok][i] * float64(scale1[i])
 		}
 	}
+}
+
+// refFFN adds the block's scaled gated-SiLU branch to x in place.
+func refFFN(m *memSource, cfg *VideoConfig, x [][]float64) {
+	dim := cfg.Dim()
 	inner := ffnMult * dim
-	nw, nb := m.get("decoder.norm_out.weight"), m.get("decoder.norm_out.bias")
-	proj := m.lin("decoder.proj_out", dim)
-	var rows []float32
-	for tok := range S {
-		f := w1(rms(x[tok], m.get(p+"norm2.weight")))
+	p := "decoder.transformer_blocks.0."
+	w1, w2 := m.lin(p+"ff.w1", dim), m.lin(p+"ff.w2", inner)
+	scale2 := m.get(p + "scale2")
+	for tok := range x {
+		f := w1(refRMS(x[tok], m.get(p+"norm2.weight")))
 		g := make([]float64, inner)
 		for i := range inner {
 			a := f[i]
@@ -215,27 +262,7 @@ func refDecoderBlock(m *memSource, cfg *VideoConfig, z vol) []float32 {
 		for i := range dim {
 			x[tok][i] += y[i] * float64(scale2[i])
 		}
-		if tok >= n {
-			continue
-		}
-		var mean, vr float64
-		for _, e := range x[tok] {
-			mean += e
-		}
-		mean /= float64(dim)
-		for _, e := range x[tok] {
-			vr += (e - mean) * (e - mean)
-		}
-		sd := math.Sqrt(vr/float64(dim) + vitEps)
-		ln := make([]float64, dim)
-		for i, e := range x[tok] {
-			ln[i] = (e-mean)/sd*float64(nw[i]) + float64(nb[i])
-		}
-		for _, e := range proj(ln) {
-			rows = append(rows, float32(e))
-		}
 	}
-	return rows
 }
 
 // One BigVGAN stage at the release's widths (ups.0: 1024 -> 512, kernel 9,
