@@ -193,14 +193,11 @@ func sinusoid(t float64, dim int) []float32 {
 func (m *Model) timeEmbedding(ts []float64) ([]float32, error) {
 	c := m.Cfg
 	var te TimeEmbedder
-	ws, err := m.upload(names(&te, ""))
+	wm, err := m.load(&te, "")
 	if err != nil {
 		return nil, err
 	}
-	defer ws.Free()
-	if err := bind(ws, &te, ""); err != nil {
-		return nil, err
-	}
+	defer wm.Free()
 	g := m.b.NewGraph(0)
 	defer g.Free()
 	mark, deliver := m.tapper(g)
@@ -225,14 +222,11 @@ func (m *Model) timeEmbedding(ts []float64) ([]float32, error) {
 // (already SiLU'd) embeddings and frees it again.
 func (m *Model) adaProject(prefix string, emb []float32, nt int) ([]float32, error) {
 	var a AdaLN
-	ws, err := m.upload(names(&a, prefix))
+	wm, err := m.load(&a, prefix)
 	if err != nil {
 		return nil, err
 	}
-	defer ws.Free()
-	if err := bind(ws, &a, prefix); err != nil {
-		return nil, err
-	}
+	defer wm.Free()
 	g := m.b.NewGraph(0)
 	defer g.Free()
 	x := g.Input("t_emb", ggml.F32, m.Cfg.TimeDim, nt)

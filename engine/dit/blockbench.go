@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
 )
 
 // BlockBench is one DiT block at any config with random weights in a
@@ -24,7 +25,7 @@ type BlockBench struct {
 // reference init's scale (1/√fan_in), stored as dt (F32, BF16, F16, Q8_0 or Q4_K).
 func NewBlockBench(b *ggml.Backend, cfg *Config, dt ggml.DType, seed uint64) (*BlockBench, error) {
 	bb := &BlockBench{Cfg: cfg, b: b, rng: rand.New(rand.NewPCG(seed, 7))}
-	ns := names(&bb.core, "")
+	ns := weights.Fields("", &bb.core)
 	bb.ws = b.NewWeightSet(len(ns))
 	shapes := map[string][]int64{}
 	for n, s := range cfg.ExpectedShapes() {
@@ -57,7 +58,7 @@ func NewBlockBench(b *ggml.Backend, cfg *Config, dt ggml.DType, seed uint64) (*B
 		}
 		bb.fill(t, scale, t.Ne(1) == 1)
 	}
-	if err := bind(bb.ws, &bb.core, ""); err != nil {
+	if err := weights.Bind(bb.ws, "", &bb.core); err != nil {
 		return nil, err
 	}
 	return bb, nil

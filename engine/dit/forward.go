@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
 )
 
 // Inputs are one forward's host data, row-major.
@@ -64,35 +65,43 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		out, _, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, residualIn: r, heads: true})
 		return out, err
 	}
-	var active []int
-	for i, a := range m.active {
-		if a {
-			active = append(active, i)
-		}
-	}
+	active := m.activeList()
 	keep := m.reuse.enabled()
 	if m.opt.Residency == Resident {
+		if err := m.residentBlocks(); err != nil {
+			return nil, err
+		}
 		out, _, res, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, blocks: active, cores: m.blocks, residualOut: keep, heads: true})
 		if err == nil {
 			m.reuse.store(s, res)
 		}
 		return out, err
 	}
-	// Streamed: embed, then one graph per block with its weights uploaded
-	// just before and freed just after, then the heads.
+	// Streamed: embed, then one graph per block, the next block's weights
+	// copying into the other slot while this one runs, then the heads.
+	st, err := m.streamer(active)
+	if err != nil {
+		return nil, err
+	}
 	_, x, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true})
 	if err != nil {
 		return nil, err
 	}
 	x0 := x
-	for _, i := range active {
-		ws, cores, err := m.loadBlocks([]int{i})
-		if err != nil {
-			return nil, err
+	cores := make([]Core, m.Cfg.Layers)
+	st.Prefetch(0)
+	for j, i := range active {
+		if j+1 < len(active) {
+			st.Prefetch(j + 1) // its slot held block j-1, whose graph has finished
 		}
-		_, x, _, err = m.forwardGraph(s, in, idx, fwdPlan{x0: x, blocks: []int{i}, cores: cores})
-		ws.Free()
+		ws, err := st.Wait(j)
 		if err != nil {
+			return nil, fmt.Errorf("dit: %w", err)
+		}
+		if err := weights.Bind(ws, "", &cores[i]); err != nil {
+			return nil, fmt.Errorf("dit: %w", err)
+		}
+		if _, x, _, err = m.forwardGraph(s, in, idx, fwdPlan{x0: x, blocks: []int{i}, cores: cores}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,7 +1,6 @@
 package dit
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,11 +12,14 @@ import (
 type Residency int
 
 const (
-	// Resident uploads every block once; one graph runs all blocks.
+	// Resident places every active block once (zero-copy over the mapped
+	// file where its alignment allows, else copied); one graph runs all
+	// blocks.
 	Resident Residency = iota
-	// Streamed uploads one block at a time from the (mapped) checkpoint
-	// before it runs and frees it after: the block-by-block path for Macs
-	// whose memory cannot hold the 38 GB core.
+	// Streamed keeps two blocks resident: block i+1 is copied from the
+	// mapped checkpoint into the second of two rotating slots while block
+	// i runs (engine/weights.BlockStreamer) — for Macs whose memory cannot
+	// hold the 38 GB core.
 	Streamed
 )
 
@@ -32,6 +34,9 @@ type Options struct {
 	// projections, time embedder, output heads). The zero value (F32's
 	// value) keeps every tensor as stored.
 	WeightType ggml.DType
+	// F32Weights widens every matrix to F32 (exact parity runs against an
+	// f32 reference of bf16-stored weights).
+	F32Weights bool
 	// ExactKV keeps attention K/V in f32 (parity runs); otherwise
 	// engine/ggml picks the backend's K/V type (bf16 on the CPU, f16 on Metal).
 	ExactKV bool
@@ -51,14 +56,14 @@ type Model struct {
 	src weights.Source
 	opt Options
 
-	top     Top
-	topWS   *ggml.WeightSet
-	text    TextPath
-	refiner []Core
-	textWS  *ggml.WeightSet
-	blocks  []Core // bound when resident
-	coreWS  *ggml.WeightSet
-	invFreq []float32
+	top      Top
+	text     TextPath
+	blocks   []Core                  // resident blocks (entries of inactive ones are zero)
+	blockMod map[int]*weights.Module // resident block storage
+	mods     []*weights.Module       // top and text storage
+	stream   *weights.BlockStreamer  // Streamed: over the active blocks
+	streamOf []int                   // the active list the streamer was made for
+	invFreq  []float32
 
 	ada    *adaTables // nil until PrepareAdaLN
 	active []bool
@@ -82,9 +87,10 @@ func (m *Model) compute(stage string, g *ggml.Graph) error {
 	return nil
 }
 
-// Load validates the checkpoint against cfg and uploads the weights the
-// options ask to be resident. src must stay open while the model is used
-// (streamed blocks and the AdaLN precompute read from it).
+// Load validates the checkpoint against cfg and places the weights a
+// forward needs every step (top level, text path, and for Resident the
+// blocks). src must stay open while the model is used: streamed blocks
+// and the AdaLN precompute read from it.
 func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, error) {
 	if o.QKV != weights.QKVInterleaved && o.QKV != weights.QKVFlat {
 		return nil, fmt.Errorf("dit: QKV layout %q is not interleaved or flat; take it from the snapshot discovery", o.QKV)
@@ -100,7 +106,8 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	if err := cfg.Validate(src); err != nil {
 		return nil, err
 	}
-	m := &Model{Cfg: cfg, b: b, src: src, opt: o, active: make([]bool, cfg.Layers)}
+	m := &Model{Cfg: cfg, b: b, src: src, opt: o, active: make([]bool, cfg.Layers),
+		blocks: make([]Core, cfg.Layers), blockMod: map[int]*weights.Module{}}
 	for i := range m.active {
 		m.active[i] = true
 	}
@@ -109,140 +116,138 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 		return nil, err
 	}
 	m.invFreq = inv
-	if m.topWS, err = m.upload(names(&m.top, "")); err != nil {
-		return nil, err
-	}
-	if err := bind(m.topWS, &m.top, ""); err != nil {
-		return nil, err
-	}
-	textNames := names(&m.text, "")
-	for i := 0; i < cfg.RefinerLayers; i++ {
-		textNames = append(textNames, names(&Core{}, fmt.Sprintf("token_refiner.blocks.%d.", i))...)
-	}
-	if m.textWS, err = m.upload(textNames); err != nil {
-		return nil, err
-	}
-	if err := bind(m.textWS, &m.text, ""); err != nil {
-		return nil, err
-	}
-	m.refiner = make([]Core, cfg.RefinerLayers)
-	for i := range m.refiner {
-		if err := bind(m.textWS, &m.refiner[i], fmt.Sprintf("token_refiner.blocks.%d.", i)); err != nil {
+	m.text.Refiner = make([]Core, cfg.RefinerLayers)
+	for _, mod := range []any{&m.top, &m.text} {
+		wm, err := m.load(mod, "")
+		if err != nil {
+			m.Close()
 			return nil, err
 		}
+		m.mods = append(m.mods, wm)
 	}
 	if o.Residency == Resident {
-		if m.coreWS, m.blocks, err = m.loadBlocks(allBlocks(cfg.Layers)); err != nil {
+		if err := m.residentBlocks(); err != nil {
+			m.Close()
 			return nil, err
 		}
 	}
 	return m, nil
 }
 
-// Close frees every weight and table.
+// load places one tagged module under prefix.
+func (m *Model) load(module any, prefix string) (*weights.Module, error) {
+	wm, err := weights.LoadModule(m.b, m.src, module, weights.LoadOptions{Prefix: prefix, Store: m.store})
+	if err != nil {
+		return nil, fmt.Errorf("dit: %w", err)
+	}
+	return wm, nil
+}
+
+// Close frees every weight and table (not the Source).
 func (m *Model) Close() {
-	for _, ws := range []*ggml.WeightSet{m.topWS, m.textWS, m.coreWS} {
-		if ws != nil {
-			ws.Free()
-		}
+	for _, wm := range m.mods {
+		wm.Free()
+	}
+	m.mods = nil
+	for i, wm := range m.blockMod {
+		wm.Free()
+		delete(m.blockMod, i)
+	}
+	if m.stream != nil {
+		m.stream.Close()
+		m.stream = nil
 	}
 	if m.ada != nil {
 		m.ada.ws.Free()
+		m.ada = nil
 	}
 }
 
-// SetActive selects the blocks forwards run (layer thinning); nil restores all.
+// SetActive selects the blocks forwards run (layer thinning); nil restores
+// all. Resident weights of blocks no longer active are freed.
 func (m *Model) SetActive(active []bool) error {
 	if active == nil {
-		for i := range m.active {
-			m.active[i] = true
+		active = make([]bool, m.Cfg.Layers)
+		for i := range active {
+			active[i] = true
 		}
-		return nil
 	}
 	if len(active) != m.Cfg.Layers {
 		return fmt.Errorf("dit: %d block flags for %d blocks", len(active), m.Cfg.Layers)
 	}
 	copy(m.active, active)
+	for i, wm := range m.blockMod {
+		if !m.active[i] {
+			wm.Free()
+			delete(m.blockMod, i)
+			m.blocks[i] = Core{}
+		}
+	}
 	return nil
 }
 
-func allBlocks(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
+func (m *Model) activeList() []int {
+	var out []int
+	for i, a := range m.active {
+		if a {
+			out = append(out, i)
+		}
 	}
 	return out
 }
 
-// loadBlocks uploads the core weights of the given blocks into one set.
-func (m *Model) loadBlocks(idx []int) (*ggml.WeightSet, []Core, error) {
-	var ns []string
-	for _, i := range idx {
-		ns = append(ns, names(&Core{}, fmt.Sprintf("blocks.%d.", i))...)
-	}
-	ws, err := m.upload(ns)
-	if err != nil {
-		return nil, nil, err
-	}
-	cores := make([]Core, m.Cfg.Layers)
-	for _, i := range idx {
-		if err := bind(ws, &cores[i], fmt.Sprintf("blocks.%d.", i)); err != nil {
-			ws.Free()
-			return nil, nil, err
-		}
-	}
-	return ws, cores, nil
-}
-
-// upload creates, allocates and fills a weight set from the checkpoint.
-// Vectors (norm gains, biases) become F32 because the graph's elementwise
-// ops are f32; matrices keep their stored type unless Options.WeightType
-// asks for another (and the row length allows it).
-func (m *Model) upload(ns []string) (*ggml.WeightSet, error) {
-	ws := m.b.NewWeightSet(len(ns))
-	type job struct {
-		t    *ggml.Tensor
-		name string
-		info weights.TensorInfo
-	}
-	jobs := make([]job, 0, len(ns))
-	for _, n := range ns {
-		info, ok := m.src.Lookup(n)
-		if !ok {
-			ws.Free()
-			return nil, fmt.Errorf("dit: checkpoint has no %s", n)
-		}
-		shape := make([]int, len(info.Shape))
-		for i, d := range info.Shape {
-			shape[len(shape)-1-i] = int(d) // PyTorch [out, in] -> ggml [in, out]
-		}
-		dt, err := storeType(info.DType)
-		if err != nil {
-			ws.Free()
-			return nil, fmt.Errorf("dit: %s: %w", n, err)
-		}
-		switch {
-		case len(shape) == 1:
-			dt = ggml.F32
-		case m.opt.WeightType != 0 && !f32Island(n) && shape[0]%m.opt.WeightType.BlockSize() == 0:
-			dt = m.opt.WeightType
-		}
-		jobs = append(jobs, job{ws.Add(n, dt, shape...), n, info})
-	}
-	if err := ws.Alloc(); err != nil {
-		ws.Free()
-		return nil, err
-	}
-	for _, j := range jobs {
-		raw, _ := m.src.Data(j.name)
-		stored, _ := storeType(j.info.DType)
-		if stored == j.t.DType() {
-			j.t.SetRaw(raw)
+// residentBlocks places every active block that is not yet resident.
+func (m *Model) residentBlocks() error {
+	for _, i := range m.activeList() {
+		if m.blockMod[i] != nil {
 			continue
 		}
-		j.t.SetF32(ggml.Dequantize(stored, raw, int(j.info.Elements())))
+		wm, err := m.load(&m.blocks[i], fmt.Sprintf("blocks.%d.", i))
+		if err != nil {
+			return err
+		}
+		m.blockMod[i] = wm
 	}
-	return ws, nil
+	return nil
+}
+
+// streamer returns the block streamer over the active blocks.
+func (m *Model) streamer(active []int) (*weights.BlockStreamer, error) {
+	if m.stream != nil && fmt.Sprint(m.streamOf) == fmt.Sprint(active) {
+		return m.stream, nil
+	}
+	if m.stream != nil {
+		m.stream.Close()
+		m.stream = nil
+	}
+	prefixes := make([]string, len(active))
+	for j, i := range active {
+		prefixes[j] = fmt.Sprintf("blocks.%d.", i)
+	}
+	st, err := weights.NewBlockStreamer(m.b, m.src, prefixes, weights.Fields("", &Core{}), m.store)
+	if err != nil {
+		return nil, fmt.Errorf("dit: %w", err)
+	}
+	m.stream, m.streamOf = st, active
+	return st, nil
+}
+
+// store picks each weight's backend type: vectors (norm gains, biases)
+// become F32 because the graph's elementwise ops are f32; matrices keep
+// their stored type unless the options convert them.
+func (m *Model) store(info weights.TensorInfo) (ggml.DType, error) {
+	if len(info.Shape) <= 1 || m.opt.F32Weights {
+		return ggml.F32, nil
+	}
+	dt, err := weights.GGMLType(info.DType)
+	if err != nil {
+		return 0, err
+	}
+	wt := m.opt.WeightType
+	if wt != 0 && !f32Island(info.Name) && info.Shape[len(info.Shape)-1]%int64(wt.BlockSize()) == 0 {
+		return wt, nil
+	}
+	return dt, nil
 }
 
 // f32Island reports the tensors the release stores in F32 whatever the
@@ -255,22 +260,6 @@ func f32Island(name string) bool {
 		}
 	}
 	return false
-}
-
-func storeType(d weights.DType) (ggml.DType, error) {
-	switch d {
-	case weights.F32:
-		return ggml.F32, nil
-	case weights.F16:
-		return ggml.F16, nil
-	case weights.BF16:
-		return ggml.BF16, nil
-	case weights.Q8_0:
-		return ggml.Q8_0, nil
-	case weights.Q4_K:
-		return ggml.Q4_K, nil
-	}
-	return 0, errors.New("unsupported dtype " + string(d))
 }
 
 func (m *Model) qkv() qkvLayout {
@@ -321,8 +310,8 @@ func (m *Model) EncodeText(states []float32, rows int) ([]float32, error) {
 	x.SetF32(states)
 	h := linear(g, m.text.Proj, m.text.ProjB, x)
 	mark("text.proj", h)
-	for i := range m.refiner {
-		h = m.refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), exact: m.opt.ExactKV, name: fmt.Sprintf("refiner.%d.attn", i)})
+	for i := range m.text.Refiner {
+		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), exact: m.opt.ExactKV, name: fmt.Sprintf("refiner.%d.attn", i)})
 	}
 	h = rmsNorm(g, h, m.text.FinalNorm, c.FinalNormEps)
 	mark("refiner.out", h)

@@ -288,7 +288,7 @@ func TestParityQ8(t *testing.T) {
 	if *graphs == 0 {
 		t.Error("no graph audited")
 	}
-	if got := m.coreWS.Get("blocks.0.mlp.fc2.weight").DType(); got != ggml.Q8_0 {
+	if got := m.blocks[0].FC2.DType(); got != ggml.Q8_0 {
 		t.Errorf("fc2 stored as %s", got)
 	}
 }

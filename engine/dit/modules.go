@@ -1,10 +1,7 @@
 package dit
 
 import (
-	"fmt"
 	"math"
-	"reflect"
-	"strings"
 
 	"h3studio/engine/ggml"
 )
@@ -41,6 +38,7 @@ type Top struct {
 type TextPath struct {
 	Proj      *ggml.Tensor `st:"condition_proj.weight"`
 	ProjB     *ggml.Tensor `st:"condition_proj.bias"`
+	Refiner   []Core       `st:"token_refiner.blocks"`
 	FinalNorm *ggml.Tensor `st:"token_refiner.final_norm.weight"`
 }
 
@@ -56,41 +54,6 @@ type TimeEmbedder struct {
 type AdaLN struct {
 	W *ggml.Tensor `st:"adaln_proj.linear.weight"`
 	B *ggml.Tensor `st:"adaln_proj.linear.bias"`
-}
-
-// names lists the checkpoint names a tagged struct binds under prefix.
-func names(v any, prefix string) []string {
-	t := reflect.TypeOf(v).Elem()
-	out := make([]string, 0, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		if tag := t.Field(i).Tag.Get("st"); tag != "" {
-			out = append(out, prefix+tag)
-		}
-	}
-	return out
-}
-
-// bind fills a tagged struct from a weight set, collecting every missing
-// tensor into one error.
-func bind(ws *ggml.WeightSet, v any, prefix string) error {
-	rv := reflect.ValueOf(v).Elem()
-	var missing []string
-	for i := 0; i < rv.NumField(); i++ {
-		tag := rv.Type().Field(i).Tag.Get("st")
-		if tag == "" {
-			continue
-		}
-		t := ws.Get(prefix + tag)
-		if t == nil {
-			missing = append(missing, prefix+tag)
-			continue
-		}
-		rv.Field(i).Set(reflect.ValueOf(t))
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("dit: weights not loaded: %s", strings.Join(missing, ", "))
-	}
-	return nil
 }
 
 // linear is x·Wᵀ (+ b): w [in, out], x [in, rows] -> [out, rows].
