@@ -2,6 +2,8 @@ package vae
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,4 +77,44 @@ func TestLoadReportsEveryMissingTensor(t *testing.T) {
 		}
 	}
 	t.Logf("%d problems reported", strings.Count(msg, "\n")+1)
+}
+
+// The snapshot layout: video_vae/config.json beside video_vae/source/config.json,
+// audio_vae/config.json beside audio_vae/metadata.json.
+func TestReadConfigFiles(t *testing.T) {
+	dir := t.TempDir()
+	src := openFixture(t, "video_weights_encoder")
+	md := src.Metadata()
+	asrc := openFixture(t, "audio_weights_encoder")
+	amd := asrc.Metadata()
+	files := map[string]string{
+		"video_vae/config.json":        md["video_vae/config.json"],
+		"video_vae/source/config.json": md["video_vae/source/config.json"],
+		"audio_vae/config.json":        amd["audio_vae/config.json"],
+		"audio_vae/metadata.json":      amd["audio_vae/metadata.json"],
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := ReadVideoConfig(filepath.Join(dir, "video_vae/source/config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadAudioConfig(filepath.Join(dir, "audio_vae/config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.SpatialRatio() != 16 || v.TemporalRatio() != 4 || v.TileSize != 32 || a.Hop() != 800 || a.Model.Heads != 2 {
+		t.Errorf("read ratio %d/%d tile %d, hop %d heads %d; want the tiny model's 16/4, 32, 800, 2",
+			v.SpatialRatio(), v.TemporalRatio(), v.TileSize, a.Hop(), a.Model.Heads)
+	}
+	if _, err := ReadAudioConfig(filepath.Join(dir, "missing/config.json")); err == nil {
+		t.Error("a missing config was read")
+	}
 }
