@@ -1,8 +1,12 @@
 package vae
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"math"
+	"strings"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -216,5 +220,27 @@ func TestVideoDecodeCancel(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || frames == 0 || frames >= d.Frames(int(zs[2])) || d.Calls != 1 {
 		t.Errorf("cancelled decode: err %v after %d frames and %d calls; want context.Canceled after the first chunk", err, frames, d.Calls)
+	}
+}
+
+// A NaN latent (a diverged sampler) still gives finite frames in [0, 1].
+func TestVideoDecodeNaNLatent(t *testing.T) {
+	var logged bytes.Buffer
+	d := loadTestDecoder(t, DecodeOptions{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	z := Latent{C: 24, T: 1, H: 2, W: 2, Data: make([]float32, 24*4)}
+	for i := range z.Data {
+		z.Data[i] = float32(math.NaN())
+	}
+	c, err := d.DecodeClip(context.Background(), z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range c.Data {
+		if !(v >= 0 && v <= 1) {
+			t.Fatalf("pixel %d = %v", i, v)
+		}
+	}
+	if !strings.Contains(logged.String(), "NaN pixels") || !strings.Contains(logged.String(), "pixels=3072") {
+		t.Errorf("no warning for the NaN frame; log: %q", logged.String())
 	}
 }

@@ -36,6 +36,8 @@ type DecodeOptions struct {
 	// zero value, as the release stores them), F16 or BF16 (half the
 	// memory: 4.8 GB instead of 9.7 GB), or Q8_0.
 	Weights ggml.DType
+	// Logger receives warnings (nil: slog.Default()).
+	Logger *slog.Logger
 }
 
 // LoadVideoDecoder loads post_quant_conv and the ViT decoder from src onto b.
@@ -115,7 +117,11 @@ func (d *VideoDecoder) Decode(ctx context.Context, z Latent, emit func(t int, fr
 	w := &frameWriter{emit: emit, total: d.Frames(z.T)}
 	defer func() {
 		if w.nonFinite > 0 {
-			slog.Warn("vae: decoded frames had NaN pixels; written as black", "pixels", w.nonFinite)
+			log := d.opt.Logger
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Warn("vae: decoded frames had NaN pixels; written as black", "pixels", w.nonFinite)
 		}
 	}()
 	if z.T == 1 {
