@@ -1,6 +1,7 @@
 package weights
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -34,6 +35,13 @@ func OpenGGUF(path string) (Source, error) {
 		shape := make([]int64, len(t.Dims))
 		for i, d := range t.Dims {
 			shape[len(t.Dims)-1-i] = d
+		}
+		// GGUF holds at most four dims; Convert keeps longer shapes here.
+		if js := f.String("h3studio.shape." + name); js != "" {
+			var full []int64
+			if json.Unmarshal([]byte(js), &full) == nil && product(full) == product(shape) {
+				shape = full
+			}
 		}
 		s.raw[name] = t.Name
 		s.infos = append(s.infos, TensorInfo{Name: name, DType: DType(t.Type.String()), Shape: shape, Bytes: t.Bytes, File: path, Offset: f.DataOffset + t.Offset})
@@ -82,3 +90,11 @@ func (s *ggufSource) Metadata() map[string]string {
 }
 
 func (s *ggufSource) Close() error { return s.f.Close() }
+
+func product(s []int64) int64 {
+	n := int64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}

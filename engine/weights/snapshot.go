@@ -95,7 +95,15 @@ func (c *Component) Open() (Source, error) {
 	if strings.HasSuffix(c.Path, ".gguf") {
 		return OpenGGUF(c.Path)
 	}
+	if g := filepath.Join(c.Path, GGUFName); fileExists(g) {
+		return OpenGGUF(g)
+	}
 	return OpenSafetensors(c.Path)
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // SnapshotError reports a folder that is not a usable H3 snapshot.
@@ -104,7 +112,7 @@ type SnapshotError struct {
 	Msg  string
 }
 
-func (e *SnapshotError) Error() string { return "weights: " + e.Path + ": " + e.Msg }
+func (e *SnapshotError) Error() string { return "weights: " + e.Path + " " + e.Msg }
 
 // modelIndex is the part of model_index.json discovery reads.
 type modelIndex struct {
@@ -257,12 +265,15 @@ func checkComponentFiles(c *Component) error {
 	if _, err := os.Stat(c.Config); err != nil {
 		return &SnapshotError{c.Config, "is missing; the snapshot is incomplete"}
 	}
+	if fileExists(filepath.Join(c.Path, GGUFName)) {
+		return nil // converted by h3studio convert
+	}
 	idx := filepath.Join(c.Path, safetensors.IndexName)
 	raw, err := os.ReadFile(idx)
 	if errors.Is(err, os.ErrNotExist) {
 		single := filepath.Join(c.Path, "model.safetensors")
 		if _, err := os.Stat(single); err != nil {
-			return &SnapshotError{c.Path, "has neither model.safetensors nor " + safetensors.IndexName}
+			return &SnapshotError{c.Path, "has neither model.safetensors, " + safetensors.IndexName + " nor " + GGUFName + "; the snapshot is incomplete"}
 		}
 		return nil
 	}
