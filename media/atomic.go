@@ -1,10 +1,12 @@
 package media
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // tempPrefix starts the name of every temporary output, so a sweep after a
@@ -73,4 +75,35 @@ func writeAtomic(dst string, write func(f *os.File) error) error {
 		return fmt.Errorf("media: write %s: %w", dst, err)
 	}
 	return commitTemp(tmp, dst)
+}
+
+// SweepTemps removes the temporary outputs (files and PNG folders) that a
+// crash or power loss left in dir, if they are older than olderThan, so
+// that a running encode's files are never touched. It returns how many it
+// removed.
+func SweepTemps(dir string, olderThan time.Duration) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("media: sweep %s: %w", dir, err)
+	}
+	removed := 0
+	var errs []error
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < olderThan {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("media: sweep %s: %w", dir, err)
+	}
+	return removed, nil
 }
