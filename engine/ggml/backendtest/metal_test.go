@@ -39,6 +39,9 @@ func TestMetal(t *testing.T) {
 			if !(m.NMSE <= 10*tol) {
 				t.Errorf("metal nmse %.3g vs reference exceeds %.0e", m.NMSE, 10*tol)
 			}
+			if !(vsCPU <= 10*tol) {
+				t.Errorf("metal nmse %.3g vs the CPU backend exceeds %.0e", vsCPU, 10*tol)
+			}
 		})
 	}
 }
