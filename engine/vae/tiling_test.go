@@ -198,3 +198,36 @@ func TestAudioDecodeChunked(t *testing.T) {
 		t.Errorf("context 8: rel L2 %.3g (context 4: %.3g); want under %.1g and 4x better", errs[1], errs[0], tolAudioChunk)
 	}
 }
+
+// Latent lengths off the 5n+2 grid are padded with copies of the last step;
+// the first chunk's 17 frames do not depend on the padding.
+func TestVideoDecodePaddedLength(t *testing.T) {
+	d := loadTestDecoder(t, DecodeOptions{Precision: Reference})
+	zd, zs := fixtureTensor(t, openFixture(t, "video_decode_long"), "input.latent")
+	full := latentFrom(zd, zs) // 12 steps at 2x2
+	cut := func(n int) Latent {
+		per := full.H * full.W
+		z := Latent{C: full.C, T: n, H: full.H, W: full.W, Data: make([]float32, full.C*n*per)}
+		for c := range full.C {
+			copy(z.Data[c*n*per:][:n*per], full.Data[c*full.T*per:][:n*per])
+		}
+		return z
+	}
+	a, err := d.DecodeClip(context.Background(), cut(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.DecodeClip(context.Background(), cut(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("9 latents (3 padding steps) decode to %d frames", b.T)
+	plane := a.H * a.W
+	for c := range 3 {
+		fa := a.Data[c*a.T*plane:][:17*plane]
+		fb := b.Data[c*b.T*plane:][:17*plane]
+		if e := relL2(fb, fa); e != 0 {
+			t.Errorf("channel %d: the first 17 frames changed with the padding (rel L2 %.3g)", c, e)
+		}
+	}
+}
