@@ -261,8 +261,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 			if rp.ScaledFrom != nil {
 				note = append(note, "from "+rp.ScaledFrom.String())
 			}
-			if !rp.Pool.IsZero() {
-				note = append(note, fmt.Sprintf("pooled %dx time, %dx%d space", max(1, rp.Pool.Temporal), max(1, rp.Pool.Spatial), max(1, rp.Pool.Spatial)))
+			if rp.Pool.Temporal > 1 {
+				note = append(note, fmt.Sprintf("Qwen blocks pooled %dx in time", rp.Pool.Temporal))
+			}
+			if rp.Pool.Spatial > 1 {
+				note = append(note, fmt.Sprintf("Qwen tokens pooled %dx%d", rp.Pool.Spatial, rp.Pool.Spatial))
 			}
 			if rp.Frames > 0 {
 				note = append(note, fmt.Sprintf("%d frames", rp.Frames))

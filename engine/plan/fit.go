@@ -146,7 +146,7 @@ func (f *fitter) downscaleImages() {
 		}
 	}
 	if changed {
-		f.try(c, DecideImagePolicy, fmt.Sprintf("%d reference images", len(imgs)), "size reference images to the output's area (policy match) before the vision tower and VAE")
+		f.try(c, DecideImagePolicy, count(len(imgs), "reference image"), "size reference images to the output's area (policy match) before the vision tower and VAE")
 	}
 	for !f.fits() {
 		largest := 0
@@ -162,7 +162,7 @@ func (f *fitter) downscaleImages() {
 		for _, i := range imgs {
 			c.spec.Refs[i].CapShortEdge = limit
 		}
-		if !f.try(c, DecideImageCap, fmt.Sprintf("%d reference images", len(imgs)), fmt.Sprintf("down-scale reference images to a %d px short edge before the vision tower and VAE", limit)) {
+		if !f.try(c, DecideImageCap, count(len(imgs), "reference image"), fmt.Sprintf("down-scale reference images to a %d px short edge before the vision tower and VAE", limit)) {
 			return
 		}
 	}
@@ -183,7 +183,7 @@ func (f *fitter) poolClips() {
 	if len(clips) == 0 {
 		return
 	}
-	target := fmt.Sprintf("%d reference clips", len(clips))
+	target := count(len(clips), "reference clip")
 	c := f.s.clone()
 	for _, i := range clips {
 		c.spec.Refs[i].Pool.Temporal = 2
@@ -218,7 +218,7 @@ func (f *fitter) shortenClips() {
 		}
 	}
 	if found {
-		f.try(last, DecideShortenClips, fmt.Sprintf("%d reference clips", len(clips)),
+		f.try(last, DecideShortenClips, count(len(clips), "reference clip"),
 			fmt.Sprintf("use the first %.0f s of each reference clip", float64(last.spec.Refs[clips[0]].MaxFrames)/layout.FPS))
 	}
 }
@@ -241,7 +241,7 @@ func (f *fitter) downscaleClips() {
 		for _, i := range clips {
 			c.spec.Refs[i].CapShortEdge = limit
 		}
-		if !f.try(c, DecideClipCanvas, fmt.Sprintf("%d reference clips", len(clips)),
+		if !f.try(c, DecideClipCanvas, count(len(clips), "reference clip"),
 			fmt.Sprintf("down-scale reference clips to a %d px short edge", limit)) {
 			return
 		}
@@ -337,4 +337,11 @@ func (f *fitter) report(mc Machine) *Plan {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("estimated %.1f hours on this machine (%d DiT forwards of %.0f TFLOP)", h, p.Time.Forwards, p.Time.ForwardTFLOP))
 	}
 	return p
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
