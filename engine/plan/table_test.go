@@ -56,6 +56,8 @@ func representative() []struct {
 
 // TestReportTable prints the plan of ten representative requests on four
 // machines (official BF16 weights): go test ./engine/plan -run ReportTable -v
+// The rows and Qwen columns are the request as asked; a cell names the rows
+// after fitting when they differ.
 func TestReportTable(t *testing.T) {
 	machines := []string{"m5-air-16", "m5-max-64", "m3-ultra-96", "m5-max-128"}
 	m := mustModel(t, "official-bf16")
@@ -63,7 +65,11 @@ func TestReportTable(t *testing.T) {
 	fmt.Fprintf(&b, "\n| request | DiT rows | Qwen | %s |\n|---|---:|---:|%s\n", strings.Join(machines, " | "), strings.Repeat("---|", len(machines)))
 	for _, c := range representative() {
 		var cells []string
-		var rows, qwen int
+		asked, err := Make(c.r, mustMachine(t, machines[0]), m, Options{NoFit: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		rows, qwen := asked.DiTRows.Total, asked.TextTokens.Total
 		for _, mn := range machines {
 			p, err := Make(c.r, mustMachine(t, mn), m, Options{})
 			if err != nil {
@@ -74,9 +80,6 @@ func TestReportTable(t *testing.T) {
 			}
 			if p.Verdict == Refused && p.Repair == nil {
 				t.Errorf("%s on %s: refused without a repair", c.name, mn)
-			}
-			if rows == 0 {
-				rows, qwen = p.DiTRows.Total, p.TextTokens.Total
 			}
 			cell := fmt.Sprintf("%s %.1f GB, %s", p.Verdict, float64(p.Memory.PeakBytes)/1e9, hours(p.Time.Seconds))
 			if p.DiTRows.Total != rows {
