@@ -176,6 +176,21 @@ func chipByBrand(brand string) (chip, bool) {
 			return c, true
 		}
 	}
+	// A newer Apple chip than the table knows: plan it as the newest of
+	// its variant rather than as a CPU.
+	if strings.HasPrefix(b, "apple m") {
+		variant := "air"
+		for _, v := range []string{"pro", "max", "ultra"} {
+			if strings.HasSuffix(b, " "+v) {
+				variant = v
+			}
+		}
+		for i := len(chips) - 1; i >= 0; i-- {
+			if chips[i].variant == variant {
+				return chips[i], true
+			}
+		}
+	}
 	return chip{}, false
 }
 

@@ -147,6 +147,9 @@ func TestMachines(t *testing.T) {
 	if got := machineFor(16*gib, "Apple M4"); got.Chip != "M4" {
 		t.Errorf("detect M4: %+v", got)
 	}
+	if got := machineFor(64*gib, "Apple M7 Ultra"); got.Chip != "M3 Ultra" || got.GPUFamily == "cpu" {
+		t.Errorf("detect a future Ultra: %+v", got)
+	}
 	if got := machineFor(64*gib, "Apple M4 Pro"); got.Chip != "M4 Pro" {
 		t.Errorf("detect M4 Pro: %+v", got)
 	}
