@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -28,6 +29,7 @@ const (
 
 type caseMeta struct {
 	Task       string           `json:"task"`
+	Digest     string           `json:"weights_fnv64"`
 	SigmaVideo float64          `json:"sigma_video"`
 	TVideo     float64          `json:"t_video"`
 	TAudio     float64          `json:"t_audio"`
@@ -183,7 +185,7 @@ func segments(t *testing.T, name string) ([]layout.Segment, []layout.Modality) {
 	text := func(n int) {
 		b.add(layout.Segment{Kind: layout.SegText, Ref: -1, Rows: n, Timestep: layout.TimestepVideo, Modality: layout.ModalityText})
 	}
-	switch name {
+	switch strings.TrimPrefix(name, "tiny_") {
 	case "t2va":
 		text(7)
 		b.audio(layout.SegAudio, layout.TimestepAudio, 7, 6, 4, 6)

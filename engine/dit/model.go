@@ -163,6 +163,18 @@ func (m *Model) Close() {
 	}
 }
 
+// Placement reports the bytes of resident weights placed zero-copy over
+// the mapped checkpoint and the bytes copied into backend buffers.
+func (m *Model) Placement() (mapped, copied int64) {
+	for _, wm := range m.mods {
+		mapped, copied = mapped+wm.Mapped, copied+wm.Copied
+	}
+	for _, wm := range m.blockMod {
+		mapped, copied = mapped+wm.Mapped, copied+wm.Copied
+	}
+	return mapped, copied
+}
+
 // SetActive selects the blocks forwards run (layer thinning); nil restores
 // all. Resident weights of blocks no longer active are freed.
 func (m *Model) SetActive(active []bool) error {
