@@ -10,6 +10,37 @@
 // random-weight snapshot every test loads (WriteTiny); and quantizes
 // snapshots (Convert).
 //
+// # QKV row layout
+//
+// The fused qkv_proj rows are grouped per head in the MiniMaxAI release
+// and flat ([all q | all k | all v]) in the Comfy-Org repack; names and
+// shapes are identical, so Discover decides from provenance and records
+// the answer and its reason on the transformer Component, in this order:
+//
+//  1. an explicit statement wins: "_h3studio": {"qkv_layout"} in
+//     transformer/config.json, or "_minimax_h3": {"qkv_layout"} in the
+//     partition's model_index.json (both written by Convert), or an
+//     h3studio.qkv_layout key in a single file's metadata;
+//  2. the official diffusers tree (model_index.json + transformer/) is
+//     interleaved;
+//  3. a single .safetensors file whose __metadata__ carries the repack's
+//     "config" JSON (with a "transformer" entry) is flat;
+//  4. a GGUF without the key is flat (community GGUFs are converted from
+//     the repack by stable-diffusion.cpp, whose attention splits rows flat);
+//  5. any other single file is refused rather than guessed.
+//
+// # Residency
+//
+// A tensor is placed zero-copy over the file mapping when its absolute file
+// offset is a multiple of MapAlign (32, ggml's tensor alignment, which also
+// satisfies Metal's 16) and it is kept in its stored dtype. The release's
+// shards start their data at 8 mod 16, so none of their tensors qualify:
+// LoadModule then copies each tensor straight from the mapping into a
+// backend buffer (no staging copy), and BlockStreamer bounds what is
+// resident to two DiT blocks. Nothing ever copies a whole shard into
+// anonymous memory on its own initiative; memory_test.go asserts both
+// bounds from RssAnon while loading a generated 1 GiB shard.
+//
 // Shapes here are in checkpoint order (PyTorch, row-major, slowest axis
 // first), as safetensors headers and the reference code write them; GGUF
 // dims are reversed on read so both formats describe a tensor alike.
