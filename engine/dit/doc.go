@@ -15,6 +15,24 @@
 //     heads on the target rows only — Forward (and Generation, the
 //     sampler.Denoiser that keeps conditions pinned).
 //
+// A run, end to end:
+//
+//	cfg, _ := dit.ConfigFor(src, configJSON)           // config.json, repack metadata or shapes
+//	m, _ := dit.Load(backend, src, cfg, dit.Options{QKV: component.QKV})
+//	seq, _ := m.SequenceFor(plannedLayout)               // engine/layout rows and RoPE positions
+//	text, _ := m.EncodeText(qwenStates, textRows)
+//	sched, _ := sampler.NewSchedule(steps, 12, 3)
+//	_ = m.PrepareAdaLN(dit.StepTimesteps(sched))
+//	gen, _ := m.NewGeneration(seq, text, condVideoRows, refAudioRows, [4]int{24, t, h, w}, ta)
+//	err := sampler.Run(ctx, sampler.Config{Schedule: sched}, gen, videoNoise, audioNoise)
+//
+// Weights are Resident (placed once, zero-copy over the mapped file where
+// its alignment allows) or Streamed (two rotating block slots); matrices
+// can be converted at load (bf16, f16, q8_0, q4_K). Speed policies, each
+// with its own config: layer thinning (sampler.ThinningConfig over
+// GateScores, applied with SetActive), core residual reuse (corereuse.go),
+// and velocity reuse in the sampler.
+//
 // # Axis order
 //
 // Graph tensors are in ggml order (ne0 fastest). Row-major [rows, width]
