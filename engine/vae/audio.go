@@ -44,8 +44,8 @@ type AudioVAE struct {
 type AudioPart int
 
 const (
-	AudioEncoderPart AudioPart = iota
-	AudioDecoderPart
+	AudioEncoderPart AudioPart = iota // encoder, pre_block, mean_proj
+	AudioDecoderPart                  // dec_in_proj and BigVGAN
 )
 
 // AudioOptions tunes the audio VAE; the zero value decodes in one graph.
@@ -76,6 +76,9 @@ func LoadAudio(b *ggml.Backend, src weights.Source, cfg *AudioConfig, part Audio
 
 // Close frees the weights.
 func (a *AudioVAE) Close() { a.ws.Free() }
+
+// WeightBytes is the backend memory the loaded weights take.
+func (a *AudioVAE) WeightBytes() int { return a.ws.Size() }
 
 // Latents is the latent length of n samples: ceil(n / hop).
 func (a *AudioVAE) Latents(n int) int { return (n + a.cfg.Hop() - 1) / a.cfg.Hop() }

@@ -17,7 +17,6 @@ type loader struct {
 	src     weights.Source
 	errs    []error
 	pending []pendingWeight
-	bytes   int
 	matmul  ggml.DType // storage of linear weights (zero value: F32)
 }
 
@@ -81,7 +80,6 @@ func (l *loader) putAs(dst **ggml.Tensor, name string, data []float32, dt ggml.D
 		panic(fmt.Sprintf("vae: weight %s: %d values for ggml shape %v", name, len(data), shape))
 	}
 	l.pending = append(l.pending, pendingWeight{dst, name, data, dt, shape})
-	l.bytes += n * dt.BlockBytes() / dt.BlockSize()
 }
 
 // tensor reads name (checkpoint shape ckpt) and schedules it with ggml shape.

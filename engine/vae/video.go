@@ -40,6 +40,9 @@ func LoadVideoEncoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig) (*V
 // Close frees the weights.
 func (e *VideoEncoder) Close() { e.ws.Free() }
 
+// WeightBytes is the backend memory the loaded weights take.
+func (e *VideoEncoder) WeightBytes() int { return e.ws.Size() }
+
 // Encoding and decoding stop between graphs when ctx is done and return
 // its error.
 

@@ -204,6 +204,11 @@ func TestVideoDecodeF16Weights(t *testing.T) {
 	}
 	want, _ := fixtureTensor(t, fx, "output.pixels")
 	checkRel(t, "pixels, f16 weights, fast attention", clip.Data, want, tolF16)
+	f32 := loadTestDecoder(t, DecodeOptions{})
+	t.Logf("decoder weights: %d bytes in f16, %d in f32", d.WeightBytes(), f32.WeightBytes())
+	if 10*d.WeightBytes() > 6*f32.WeightBytes() {
+		t.Errorf("f16 weights take %d bytes, f32 %d: want close to half", d.WeightBytes(), f32.WeightBytes())
+	}
 	a.done()
 }
 

@@ -64,6 +64,9 @@ func LoadVideoDecoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig, o D
 // Close frees the weights.
 func (d *VideoDecoder) Close() { d.ws.Free() }
 
+// WeightBytes is the backend memory the loaded weights take.
+func (d *VideoDecoder) WeightBytes() int { return d.ws.Size() }
+
 // Frames is how many frames a latent of t steps decodes to (1 for t = 1;
 // 22 for 7, 39 for 12).
 func (d *VideoDecoder) Frames(t int) int {
