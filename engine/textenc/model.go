@@ -39,7 +39,7 @@ type Options struct {
 	QueryChunk int
 	// RowGroup is the token rows one graph processes; 0 means 4096. It
 	// bounds activation memory: a layer runs as ceil(S/RowGroup) graphs.
-	RowGroup  int
+	RowGroup int
 	// Residency: Resident keeps layers loaded; Streamed holds at most two
 	// (the running layer, and the next one, loaded in the background).
 	Residency Residency
