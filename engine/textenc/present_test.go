@@ -269,3 +269,58 @@ func TestEncodeCached(t *testing.T) {
 		t.Error("changed pixels hit the cache")
 	}
 }
+
+// TestPooledPlanTokens lays out a Ref2VA request whose clip the planner
+// pooled (2 blocks per token block, 2x2 cells) next to an image, builds
+// one item per vision span from the span's canvas and frames, and checks
+// that the realised sequence has exactly the plan's vision token count and
+// encodes.
+func TestPooledPlanTokens(t *testing.T) {
+	cfg, src, tok := tinySnapshot(t)
+	lay, err := layout.Build(layout.Spec{
+		Canvas: layout.Canvas{Width: 256, Height: 256}, Frames: 56, PromptTokens: 4,
+		Refs: []layout.Ref{
+			{Kind: layout.RefImage, Source: layout.Canvas{Width: 200, Height: 130}},
+			{Kind: layout.RefVideo, Source: layout.Canvas{Width: 160, Height: 96}, SourceFrames: 60, Pool: layout.Pool{Temporal: 2, Spatial: 2}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t)
+	m, err := New(b, src, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rng := rand.New(rand.NewSource(2))
+	var items []Item
+	for _, sp := range lay.Qwen.Spans {
+		if !sp.Kind.IsVision() {
+			continue
+		}
+		blocks := max(1, (len(sp.Frames)+1)/2)
+		items = append(items, randomItem(rng, cfg.Vision, sp.Canvas.Height, sp.Canvas.Width, blocks, sp.Pool))
+		t.Logf("%s span: canvas %v, %d frames, pool %+v -> %dx%d tokens", sp.Kind, sp.Canvas, len(sp.Frames), sp.Pool, sp.GridH, sp.GridW)
+	}
+	in, err := m.Realise(tok, lay.Qwen, "a cat", items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vision := 0
+	for _, id := range in.IDs {
+		if id == int32(cfg.ImageToken) || id == int32(cfg.VideoToken) || id == int32(cfg.VisionStart) || id == int32(cfg.VisionEnd) {
+			vision++
+		}
+	}
+	if vision != lay.Qwen.VisionTokens() {
+		t.Errorf("realised %d vision tokens, the plan counts %d", vision, lay.Qwen.VisionTokens())
+	}
+	out, err := m.Encode(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Tokens != len(in.IDs) {
+		t.Errorf("%d output rows for %d tokens", out.Tokens, len(in.IDs))
+	}
+}
