@@ -1,10 +1,12 @@
 package media
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -88,6 +90,16 @@ func TestMP4RoundTrip(t *testing.T) {
 		t.Errorf("frames folder has %d PNGs, want %d", got, n)
 	}
 
+	// faststart: the index (moov) precedes the media data (mdat), so a
+	// player can start before the whole file is read.
+	data, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, d := bytes.Index(data, []byte("moov")), bytes.Index(data, []byte("mdat")); m < 0 || d < 0 || m > d {
+		t.Errorf("moov at %d, mdat at %d: not faststart", m, d)
+	}
+
 	c := ffprobeCounted(t, dst)
 	if len(c.Streams) != 2 {
 		t.Fatalf("streams %+v, want video and audio", c.Streams)
@@ -115,7 +127,7 @@ func TestMP4RoundTrip(t *testing.T) {
 
 	// Pixels back through our own decoder.
 	var worst float64 = 99
-	_, err := tools.DecodeVideo(testCtx(t), dst, VideoOptions{Width: w, Height: h}, func(i int, f Frame) error {
+	_, err = tools.DecodeVideo(testCtx(t), dst, VideoOptions{Width: w, Height: h}, func(i int, f Frame) error {
 		worst = math.Min(worst, psnr(frames[i].Pix, f.Pix))
 		return nil
 	})
