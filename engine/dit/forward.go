@@ -14,7 +14,9 @@ type Inputs struct {
 	Video []float32 // every video-kind row in sequence order × video patch width (conditions included)
 	Audio []float32 // every audio-kind row in sequence order × audio channels
 	T     Timesteps
-	// Final marks the run's last forward (core reuse always evaluates it).
+	// Step is the forward's index in the run and Final marks its last
+	// forward (token reduction and core reuse depend on them).
+	Step  int
 	Final bool
 }
 
@@ -30,16 +32,16 @@ type graphInputs struct {
 	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]
 }
 
-func (m *Model) declareInputs(g *ggml.Graph, s *Sequence, idx []int32) graphInputs {
-	half := 3 * m.Cfg.RopeFreqs
+func (m *Model) declareInputs(g *ggml.Graph, name string, idx []int32, cos, sin []float32) graphInputs {
+	half, rows := 3*m.Cfg.RopeFreqs, len(idx)
 	gi := graphInputs{
-		idx: g.Input("mod_index", ggml.I32, s.rows),
-		cos: g.Input("rope_cos", ggml.F32, half, 1, s.rows),
-		sin: g.Input("rope_sin", ggml.F32, half, 1, s.rows),
+		idx: g.Input(name+"mod_index", ggml.I32, rows),
+		cos: g.Input(name+"rope_cos", ggml.F32, half, 1, rows),
+		sin: g.Input(name+"rope_sin", ggml.F32, half, 1, rows),
 	}
 	gi.idx.SetI32(idx)
-	gi.cos.SetF32(s.cos)
-	gi.sin.SetF32(s.sin)
+	gi.cos.SetF32(cos)
+	gi.sin.SetF32(sin)
 	return gi
 }
 
@@ -71,7 +73,11 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		if err := m.residentBlocks(); err != nil {
 			return nil, err
 		}
-		out, _, res, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, blocks: active, cores: m.blocks, residualOut: keep, heads: true})
+		plan := fwdPlan{embed: true, blocks: active, cores: m.blocks, residualOut: keep, heads: true}
+		if b, e, ok := m.reductionSpan(in.Step); ok {
+			plan.pool, plan.begin, plan.end = s.pooledGrid(), b, e
+		}
+		out, _, res, err := m.forwardGraph(s, in, idx, plan)
 		if err == nil {
 			m.reuse.store(s, res)
 		}
@@ -89,8 +95,22 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 	}
 	x0 := x
 	cores := make([]Core, m.Cfg.Layers)
+	begin, end, reduce := m.reductionSpan(in.Step)
+	var ps *pooledSeq
+	var orig, base []float32
+	inPool := false
+	if reduce {
+		ps = s.pooledGrid()
+	}
 	st.Prefetch(0)
 	for j, i := range active {
+		if reduce && !inPool && i >= begin && i < end {
+			orig, x, inPool = x, ps.poolHost(x, c.Hidden), true
+			base = x
+		}
+		if inPool && i >= end {
+			x, inPool = ps.restoreHost(orig, base, x, c.Hidden, m.reduce.Scale), false
+		}
 		if j+1 < len(active) {
 			st.Prefetch(j + 1) // its slot held block j-1, whose graph has finished
 		}
@@ -101,9 +121,13 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		if err := weights.Bind(ws, "", &cores[i]); err != nil {
 			return nil, fmt.Errorf("dit: %w", err)
 		}
-		if _, x, _, err = m.forwardGraph(s, in, idx, fwdPlan{x0: x, blocks: []int{i}, cores: cores}); err != nil {
+		plan := fwdPlan{x0: x, blocks: []int{i}, cores: cores, pool: ps, begin: begin, end: end, pooledIn: inPool}
+		if _, x, _, err = m.forwardGraph(s, in, idx, plan); err != nil {
 			return nil, err
 		}
+	}
+	if inPool {
+		x = ps.restoreHost(orig, base, x, c.Hidden, m.reduce.Scale)
 	}
 	if keep {
 		res := make([]float32, len(x))
@@ -128,6 +152,12 @@ type fwdPlan struct {
 	cores       []Core
 	residualOut bool
 	heads       bool
+	// Token reduction: pool before block begin, restore before block end
+	// (or after the last block); pooledIn says x0 is already pooled (a
+	// streamed block inside the pooled stretch).
+	pool       *pooledSeq
+	begin, end int
+	pooledIn   bool
 }
 
 func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (out *Outputs, hidden, residual []float32, err error) {
@@ -140,7 +170,11 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (ou
 		x = m.embed(g, s, in)
 		mark("blk.in", x)
 	} else {
-		x = g.Input("hidden", ggml.F32, c.Hidden, s.rows)
+		rows := s.rows
+		if p.pooledIn {
+			rows = p.pool.rows
+		}
+		x = g.Input("hidden", ggml.F32, c.Hidden, rows)
 		x.SetF32(p.x0)
 	}
 	if p.residualIn != nil {
@@ -150,12 +184,35 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (ou
 	}
 	xin := x
 	if len(p.blocks) > 0 {
-		gi := m.declareInputs(g, s, idx)
+		var full, pooled graphInputs
+		var orig, base *ggml.Tensor
+		inPool := p.pooledIn
 		for _, i := range p.blocks {
+			if p.pool != nil && !inPool && i >= p.begin && i < p.end {
+				orig, x = x, p.pool.pool(g, x)
+				base, inPool = x, true
+			}
+			if inPool && i >= p.end {
+				x, inPool = p.pool.restore(g, orig, base, x, m.reduce.Scale), false
+			}
+			gi := &full
+			if inPool {
+				gi = &pooled
+				if gi.idx == nil {
+					*gi = m.declareInputs(g, "pooled_", p.pool.pooledIndex(idx), p.pool.cos, p.pool.sin)
+				}
+			} else if gi.idx == nil {
+				*gi = m.declareInputs(g, "", idx, s.cos, s.sin)
+			}
 			mod := m.modulation(g, i, gi.idx)
 			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.opt.ExactKV, name: fmt.Sprintf("blk.%d.attn", i)}
 			x = p.cores[i].Forward(g, x, mod, a, mark)
-			mark(fmt.Sprintf("blk.%d.out", i), x)
+			if !inPool {
+				mark(fmt.Sprintf("blk.%d.out", i), x)
+			}
+		}
+		if inPool && !p.pooledIn {
+			x = p.pool.restore(g, orig, base, x, m.reduce.Scale)
 		}
 	}
 	var vo, ao, res *ggml.Tensor

@@ -96,6 +96,7 @@ func (g *Generation) Velocity(ctx context.Context, s sampler.Step, video, audio 
 		Video: append(append(make([]float32, 0, len(g.condVideo)+len(vr)), g.condVideo...), vr...),
 		Audio: append(append(make([]float32, 0, len(g.condAudio)+len(ar)), g.condAudio...), ar...),
 		T:     Timesteps{Video: sampler.Timestep(s.SigmaVideo), Audio: sampler.Timestep(s.SigmaAudio)},
+		Step:  s.Index,
 		Final: s.Index == s.Total-1,
 	}
 	out, err := g.m.Forward(g.seq, in)

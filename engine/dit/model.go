@@ -68,6 +68,7 @@ type Model struct {
 	ada    *adaTables // nil until PrepareAdaLN
 	active []bool
 	reuse  coreReuse
+	reduce *TokenReductionConfig
 
 	// Tap, when set, receives the intermediates named in the package doc.
 	Tap TapFunc

@@ -19,8 +19,10 @@ type Sequence struct {
 	rows                   int
 	text, video, audio     int // rows of each embedding kind
 	targetVideo, targetAud layout.Segment
-	order                  []int32   // packed row -> row of [text | video rows | audio rows]
-	cos, sin               []float32 // [rows][rope_dims/2]
+	order                  []int32    // packed row -> row of [text | video rows | audio rows]
+	cos, sin               []float32  // [rows][rope_dims/2]
+	inv                    []float32  // the model's inv_freq
+	pooled                 *pooledSeq // token reduction's grid, made on first use
 }
 
 // NewSequence checks the segments ([text | conditions | target audio |
@@ -71,7 +73,12 @@ func (m *Model) NewSequence(segs []layout.Segment, textTags []layout.Modality) (
 			}
 		}
 	}
-	s.ropeTables(m.invFreq)
+	s.inv = m.invFreq
+	var pos [][3]float64
+	for i := range segs {
+		pos = segs[i].AppendPositions(pos)
+	}
+	s.cos, s.sin = ropeTables(pos, m.invFreq)
 	return s, nil
 }
 
@@ -87,23 +94,21 @@ func (s *Sequence) TargetAudioRows() int { return s.targetAud.Rows }
 
 // ropeTables computes cos and sin of the angles [t·f, h·f, w·f] per row,
 // with positions and products rounded to float32 as the reference does.
-func (s *Sequence) ropeTables(inv []float32) {
+func ropeTables(pos [][3]float64, inv []float32) (cos, sin []float32) {
 	f := len(inv)
-	half := 3 * f
-	s.cos = make([]float32, 0, s.rows*half)
-	s.sin = make([]float32, 0, s.rows*half)
-	for i := range s.Segments {
-		for _, p := range s.Segments[i].AppendPositions(nil) {
-			for axis := 0; axis < 3; axis++ {
-				pos := float32(p[axis])
-				for k := 0; k < f; k++ {
-					a := float64(pos * inv[k])
-					s.cos = append(s.cos, float32(math.Cos(a)))
-					s.sin = append(s.sin, float32(math.Sin(a)))
-				}
+	cos = make([]float32, 0, len(pos)*3*f)
+	sin = make([]float32, 0, len(pos)*3*f)
+	for _, p := range pos {
+		for axis := 0; axis < 3; axis++ {
+			x := float32(p[axis])
+			for k := 0; k < f; k++ {
+				a := float64(x * inv[k])
+				cos = append(cos, float32(math.Cos(a)))
+				sin = append(sin, float32(math.Sin(a)))
 			}
 		}
 	}
+	return cos, sin
 }
 
 // modIndex returns each row's (timestep, modality) pair for one forward.
