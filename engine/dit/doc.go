@@ -31,7 +31,7 @@
 // can be converted at load (bf16, f16, q8_0, q4_K). Speed policies, each
 // with its own config: layer thinning (sampler.ThinningConfig over
 // GateScores, applied with SetActive), core residual reuse (corereuse.go),
-// and velocity reuse in the sampler.
+// token reduction (tokenreduce.go) and velocity reuse in the sampler.
 //
 // # Axis order
 //
