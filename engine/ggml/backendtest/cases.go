@@ -59,6 +59,7 @@ func Cases() []Case {
 		{"tanh", (*ggml.Graph).Tanh, math.Tanh, 1e-8},
 		{"exp", (*ggml.Graph).Exp, math.Exp, 1e-8},
 		{"sigmoid", (*ggml.Graph).Sigmoid, sigmoid, 1e-8},
+		{"sqrt", func(g *ggml.Graph, a *ggml.Tensor) *ggml.Tensor { return g.Sqrt(g.Sqr(a)) }, math.Abs, 1e-12},
 		{"clamp", func(g *ggml.Graph, a *ggml.Tensor) *ggml.Tensor { return g.Clamp(a, -0.5, 1) },
 			func(x float64) float64 { return min(max(x, -0.5), 1) }, 0},
 		{"log", func(g *ggml.Graph, a *ggml.Tensor) *ggml.Tensor { return g.Log(g.Exp(a)) },
@@ -156,6 +157,25 @@ func opCases() []Case {
 				}
 			}
 			return b.G.Mean(x), want
+		}},
+		{Name: "sum_rows", Tol: 1e-12, Build: func(b *Builder) (*ggml.Tensor, []float64) {
+			x, xv := b.Rand("x", ggml.F32, 1, 30, 4, 2)
+			want := make([]float64, 8)
+			for r := range 8 {
+				for i := range 30 {
+					want[r] += xv[r*30+i]
+				}
+			}
+			return b.G.SumRows(x), want
+		}},
+		{Name: "view_strided_cpy_f16", Tol: TolF16, Build: func(b *Builder) (*ggml.Tensor, []float64) {
+			// every other row of x, columns 3..10, copied into an f16 tensor
+			x, xv := b.Rand("x", ggml.F32, 1, 16, 10)
+			v := b.G.View(x, 3*4, []int{8, 5}, []int{2 * 16 * 4})
+			dst := b.G.Input("dst", ggml.F16, 8, 5)
+			want := zeros(8, 5)
+			each(want.ne, func(i, j, _, _ int) { want.set(i, j, 0, 0, xv[3+i+16*2*j]) })
+			return b.G.Cpy(v, dst), want.v
 		}},
 		{Name: "permute_cont", Tol: 0, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, 5, 4, 3, 2)
