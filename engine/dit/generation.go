@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"h3studio/engine/layout"
 	"h3studio/engine/sampler"
 )
 
@@ -109,4 +110,50 @@ func (g *Generation) Velocity(ctx context.Context, s sampler.Step, video, audio 
 	}
 	va, err := UnpackAudio(out.Audio, g.m.Cfg.AudioChannels, g.ta)
 	return vv, va, err
+}
+
+// PinnedRows builds a generation's condition rows in sequence order from
+// the VAE latents of its conditions: video latents [24, T, h, w] for each
+// anchor, reference image and reference clip (in segment order), audio
+// latents [32, 2, Ta] for each reference audio segment. Visual conditions
+// get the release's 0.999/0.001 noise augmentation, the noise re-seeded
+// with the request seed for every condition as the release does (our
+// generator, so not bit-equal to Torch's); reference audio stays clean.
+func (m *Model) PinnedRows(s *Sequence, video, audio [][]float32, seed uint64) (condVideo, condAudio []float32, err error) {
+	cfg := m.Cfg
+	vi, ai := 0, 0
+	for i, sg := range s.Segments[1 : len(s.Segments)-2] {
+		switch sg.Modality {
+		case layout.ModalityVideo:
+			if vi >= len(video) {
+				return nil, nil, fmt.Errorf("dit: condition %d (%s) has no video latent; %d given", i+1, sg.Kind, len(video))
+			}
+			h, w := 2*sg.GridH, 2*sg.GridW
+			n := cfg.LatentChannels * sg.LatentT * h * w
+			if len(video[vi]) != n {
+				return nil, nil, fmt.Errorf("dit: condition %d (%s) needs a [%d, %d, %d, %d] latent, got %d values", i+1, sg.Kind, cfg.LatentChannels, sg.LatentT, h, w, len(video[vi]))
+			}
+			rows, err := ConditionRows(append([]float32(nil), video[vi]...), cfg.LatentChannels, sg.LatentT, h, w,
+				sampler.Noise(seed, 0, n), VisualCondTimestep)
+			if err != nil {
+				return nil, nil, err
+			}
+			condVideo = append(condVideo, rows...)
+			vi++
+		case layout.ModalityAudio:
+			if ai >= len(audio) {
+				return nil, nil, fmt.Errorf("dit: condition %d (%s) has no audio latent; %d given", i+1, sg.Kind, len(audio))
+			}
+			rows, err := PackAudio(audio[ai], cfg.AudioChannels, sg.AudioT)
+			if err != nil {
+				return nil, nil, fmt.Errorf("dit: condition %d (%s): %w", i+1, sg.Kind, err)
+			}
+			condAudio = append(condAudio, rows...)
+			ai++
+		}
+	}
+	if vi != len(video) || ai != len(audio) {
+		return nil, nil, fmt.Errorf("dit: %d video and %d audio latents given for %d and %d conditions", len(video), len(audio), vi, ai)
+	}
+	return condVideo, condAudio, nil
 }

@@ -322,3 +322,42 @@ func TestAdaLNTablesBF16(t *testing.T) {
 	wv, _ := c.get(t, "out.video")
 	expectClose(t, "bf16 tables", v, wv, tolKV)
 }
+
+// PinnedRows lays the conditions of the Ref2VA case out in sequence order:
+// its rows equal the reference's augmentation with our own noise draw.
+func TestPinnedRows(t *testing.T) {
+	b := cpuBackend(t)
+	m := loadTiny(t, b, false, Options{ExactKV: true})
+	c := openCase(t, "ref2va")
+	segs, _ := segments(t, "ref2va")
+	s, err := m.NewSequence(segs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := c.get(t, "in.cond_video.0")
+	vid, _ := c.get(t, "in.cond_video.1")
+	a0, _ := c.get(t, "in.cond_audio.0")
+	a1, _ := c.get(t, "in.cond_audio.1")
+	v, a, err := m.PinnedRows(s, [][]float32{img, vid}, [][]float32{a0, a1}, 1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantA, _ := c.get(t, "cond.audio_rows")
+	expectClose(t, "reference audio rows", a, wantA, 0)
+	clean, _ := PatchifyVideo(img, 24, 1, 4, 6)
+	noise := sampler.Noise(1234, 0, len(clean))
+	for i := range clean {
+		if want := float32(0.999)*clean[i] + float32(1-0.999)*noise[i]; v[i] != want {
+			t.Fatalf("row value %d: %v, want %v", i, v[i], want)
+		}
+	}
+	if len(v) != (6+4)*96 {
+		t.Errorf("%d condition video values", len(v))
+	}
+	if _, _, err := m.PinnedRows(s, [][]float32{img}, [][]float32{a0, a1}, 1); err == nil {
+		t.Error("missing clip latent accepted")
+	}
+	if _, _, err := m.PinnedRows(s, [][]float32{img, img}, [][]float32{a0, a1}, 1); err == nil {
+		t.Error("misshaped clip latent accepted")
+	}
+}
