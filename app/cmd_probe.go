@@ -37,19 +37,25 @@ func configureMedia() {
 func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("probe", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per file")
+	tools := fs.Bool("tools", false, "also describe the FFmpeg installation (versions, H.264 and AAC encoders)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: h3studio probe FILE... [--json]")
+		fmt.Fprintln(stderr, "usage: h3studio probe [--tools] FILE... [--json]")
 		fs.PrintDefaults()
 	}
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && !*tools {
 		return &UsageError{Msg: "name at least one file: h3studio probe FILE... [--json]"}
 	}
 	configureMedia()
 	enc := json.NewEncoder(stdout)
+	if *tools {
+		if err := printTools(ctx, stdout, enc, *asJSON); err != nil {
+			return err
+		}
+	}
 	for _, path := range files {
 		info, err := media.Probe(ctx, path)
 		if err != nil {
@@ -101,4 +107,35 @@ func probeLine(i media.Info) string {
 		s = fmt.Sprintf("%s: audio %.3fs %d ch %d Hz", i.Path, i.DurationS, i.AudioChannels, i.AudioRate)
 	}
 	return s
+}
+
+// toolsReport is `probe --tools --json`'s description of FFmpeg.
+type toolsReport struct {
+	FFmpeg         string `json:"ffmpeg"`
+	FFprobe        string `json:"ffprobe"`
+	FFmpegVersion  string `json:"ffmpeg_version"`
+	FFprobeVersion string `json:"ffprobe_version"`
+	H264Encoder    string `json:"h264_encoder"`
+	AAC            bool   `json:"aac"`
+	Problem        string `json:"problem,omitempty"`
+}
+
+func printTools(ctx context.Context, stdout io.Writer, enc *json.Encoder, asJSON bool) error {
+	c, err := media.Default().Discover(ctx)
+	if err != nil {
+		return err
+	}
+	r := toolsReport{c.FFmpeg, c.FFprobe, c.FFmpegVersion, c.FFprobeVersion, c.H264Encoder, c.AAC, ""}
+	if err := c.Usable(); err != nil {
+		r.Problem = oneLine(err.Error())
+	}
+	if asJSON {
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(stdout, "ffmpeg %s (%s), ffprobe %s (%s), H.264 encoder %q, AAC %v\n",
+		r.FFmpegVersion, r.FFmpeg, r.FFprobeVersion, r.FFprobe, r.H264Encoder, r.AAC)
+	if r.Problem != "" {
+		fmt.Fprintln(stdout, "problem:", r.Problem)
+	}
+	return nil
 }

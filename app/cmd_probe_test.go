@@ -55,4 +55,12 @@ func TestProbeCommand(t *testing.T) {
 	if code := Main([]string{"probe"}, &stdout, &stderr); code != 2 {
 		t.Errorf("no files: exit %d, want 2", code)
 	}
+	stdout.Reset()
+	if code := Main([]string{"probe", "--tools", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--tools: exit %d: %s", code, stderr.String())
+	}
+	var tools toolsReport
+	if err := json.Unmarshal(stdout.Bytes(), &tools); err != nil || tools.FFmpegVersion == "" || tools.H264Encoder == "" || !tools.AAC {
+		t.Errorf("--tools: %q (%v)", stdout.String(), err)
+	}
 }

@@ -7,9 +7,12 @@ import (
 
 // demuxers lists the container formats FFmpeg may open for a user file.
 // Playlist and indirection demuxers (hls, concat, ...) are absent, so a
-// crafted file cannot make FFmpeg read other files or the network.
+// crafted file cannot make FFmpeg read other files or the network; nested
+// opens (an AVI's GAB2 subtitle) inherit the list. image2 is absent too,
+// since it expands "%d" in a name into a sequence of other files: stills
+// are decoded in Go.
 const demuxers = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mpegts,mpeg,flv,asf," +
-	"gif,wav,w64,aiff,caf,mp3,flac,ogg,aac,image2," +
+	"gif,wav,w64,aiff,caf,mp3,flac,ogg,aac," +
 	"png_pipe,jpeg_pipe,webp_pipe,bmp_pipe,tiff_pipe"
 
 // Probe limits: enough for any camera or phone file, bounded for hostile ones.

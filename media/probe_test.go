@@ -113,7 +113,10 @@ func TestProbeBadInputs(t *testing.T) {
 		"dir":       {dir, "not a regular file"},
 		"playlist": {writeFile(t, filepath.Join(dir, "list.m3u8"),
 			[]byte("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n"+good+"\n#EXT-X-ENDLIST\n")), "not a video or audio file"},
-		"heic": {writeFile(t, filepath.Join(dir, "p.heic"), []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")), "HEIC images are not supported"},
+		"heic":    {writeFile(t, filepath.Join(dir, "p.heic"), []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")), "HEIC images are not supported"},
+		"url":     {"http://127.0.0.1:9/clip.mp4", "no such file"},
+		"concat":  {"concat:" + good + "|" + good, "no such file"},
+		"subfile": {"subfile,,start,0,end,100,,:" + good, "no such file"},
 	}
 	for name, c := range cases {
 		_, err := tools.Probe(testCtx(t), c.path)
@@ -125,6 +128,25 @@ func TestProbeBadInputs(t *testing.T) {
 			t.Errorf("%s: error is not one clean line: %q", name, err)
 		}
 		t.Logf("%s: %v", name, err)
+	}
+}
+
+// A name that looks like an option or a protocol is still just a file.
+func TestProbeHostileNames(t *testing.T) {
+	tools := testTools(t)
+	dir := t.TempDir()
+	good := clip(t, dir, "good.mp4", 64, 64, 24, 0.5, 0)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, name := range []string{"-y.mp4", "concat:x.mp4", "http:x.mp4", "a%d.mp4"} {
+		writeFile(t, name, data)
+		info, err := tools.Probe(testCtx(t), name)
+		if err != nil || info.Kind != KindVideo || info.Width != 64 {
+			t.Errorf("%q: %+v %v", name, info, err)
+		}
 	}
 }
 
