@@ -16,7 +16,10 @@ func rowsDense(t *Tensor) bool { return t.nb[0] == int64(t.dt.BlockBytes()) }
 // MulMat computes a·bᵀ per ggml: a [K, M, A2, A3] (weights: any of f32, f16,
 // bf16, q8_0, q4_K) times b [K, N, B2, B3] (f32) gives f32 [M, N, B2, B3];
 // B2, B3 must be multiples of A2, A3 (broadcast). With bf16 weights ggml
-// rounds b to bf16 as well (~2e-3 relative error).
+// rounds b to bf16 as well (~2e-3 relative error). On Metal, products with
+// more than 8 rows of b stage both operands in half precision (bfloat for
+// bf16 weights; ggml-metal's kernel_mul_mm), so f32 weights are not exact
+// there and activations beyond ±65504 overflow unless the weights are bf16.
 func (g *Graph) MulMat(a, b *Tensor) *Tensor {
 	const op = "MulMat"
 	g.own(op, a, b)

@@ -167,7 +167,7 @@ const (
 	Bilinear
 )
 
-// Interpolate resamples a (f32) to the given ggml-order shape (4 values).
+// Interpolate resamples a (f32) to the given ggml-order shape (1 to 4 values).
 func (g *Graph) Interpolate(a *Tensor, mode Resize, shape ...int) *Tensor {
 	const op = "Interpolate"
 	g.own(op, a)
