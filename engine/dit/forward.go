@@ -83,8 +83,14 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		}
 		return out, err
 	}
-	// Streamed: embed, then one graph per block, the next block's weights
-	// copying into the other slot while this one runs, then the heads.
+	return m.forwardStreamed(s, in, idx, active, keep)
+}
+
+// forwardStreamed embeds, runs one graph per block with the next block's
+// weights copying into the other slot meanwhile, then runs the heads; the
+// hidden state (and token reduction's pooling) passes through the host.
+func (m *Model) forwardStreamed(s *Sequence, in Inputs, idx []int32, active []int, keep bool) (*Outputs, error) {
+	c := m.Cfg
 	st, err := m.streamer(active)
 	if err != nil {
 		return nil, err

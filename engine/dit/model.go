@@ -188,6 +188,13 @@ func (m *Model) SetActive(active []bool) error {
 	if len(active) != m.Cfg.Layers {
 		return fmt.Errorf("dit: %d block flags for %d blocks", len(active), m.Cfg.Layers)
 	}
+	any := false
+	for _, a := range active {
+		any = any || a
+	}
+	if !any {
+		return fmt.Errorf("dit: at least one block must stay active")
+	}
 	copy(m.active, active)
 	for i, wm := range m.blockMod {
 		if !m.active[i] {
