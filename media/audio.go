@@ -98,12 +98,13 @@ func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) 
 	}
 	args = append(args, "-ac", "2", "-ar", "32000", "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
+	p.strict = true
 	// The -t cap bounds the output; the slack absorbs resampler rounding.
 	limit := int64(opt.MaxDuration.Seconds()*SampleRate+SampleRate) * Channels * 4
 	var out bytes.Buffer
 	p.cmd.Stdout = &limitedWriter{w: &out, n: limit}
 	if err := p.start(); err != nil {
-		return PCM{}, err
+		return PCM{}, fmt.Errorf("media: decode audio %s: %w", path, err)
 	}
 	if err := p.wait(); err != nil {
 		return PCM{}, fmt.Errorf("media: decode audio %s: %w", path, err)

@@ -183,7 +183,7 @@ func (w *MP4Writer) start(ctx context.Context, t *Tools, bin, encoder string) er
 		if audioW != nil {
 			audioW.Close()
 		}
-		return err
+		return fmt.Errorf("media: write %s: %w", w.dst, err)
 	}
 	w.p, w.video = p, video
 	w.audioErr = make(chan error, 1)

@@ -153,12 +153,13 @@ func (t *Tools) LoadFrames(ctx context.Context, path string, opt FrameStoreOptio
 	}
 	args = append(args, "-c:v", "mjpeg", "-q:v", mjpegQScale, "-pix_fmt", "yuvj420p", "-f", "image2pipe", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
+	p.strict = true
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("media: load frames %s: %w", path, err)
 	}
 	if err := p.start(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("media: load frames %s: %w", path, err)
 	}
 	s := NewFrameStore(w, h, info.FPS)
 	serr := splitJPEGs(bufio.NewReaderSize(out, 1<<20), s.add)

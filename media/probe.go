@@ -81,7 +81,7 @@ func (t *Tools) Probe(ctx context.Context, path string) (Info, error) {
 		if ctx.Err() != nil || errors.Is(err, ErrTimeout) {
 			return Info{}, fmt.Errorf("media: probe %s: %w", path, err)
 		}
-		return Info{}, fmt.Errorf("media: probe %s: not a video or audio file FFmpeg can read (%s)", path, strings.TrimPrefix(err.Error(), "media: "))
+		return Info{}, fmt.Errorf("media: probe %s: not a video or audio file FFmpeg can read (%v)", path, err)
 	}
 	return parseProbe(path, out)
 }

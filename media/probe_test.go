@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,6 +161,12 @@ func TestMissingFFmpeg(t *testing.T) {
 	}
 	if _, err := tools.Discover(testCtx(t)); !errors.Is(err, ErrNoFFmpeg) {
 		t.Fatalf("discover with missing ffmpeg: got %v, want ErrNoFFmpeg", err)
+	}
+	// A binary that runs but is not FFmpeg.
+	if sh, err := exec.LookPath("true"); err == nil {
+		if _, err := (&Tools{FFmpeg: sh, FFprobe: sh}).Discover(testCtx(t)); err == nil || !strings.Contains(err.Error(), "really FFmpeg") {
+			t.Errorf("discover with %s as ffmpeg: %v", sh, err)
+		}
 	}
 	t.Setenv("PATH", dir)
 	if _, err := (&Tools{}).Discover(testCtx(t)); !errors.Is(err, ErrNoFFmpeg) {

@@ -16,7 +16,7 @@ import (
 
 // ErrTimeout reports that an FFmpeg child ran past its wall-clock limit and
 // was killed.
-var ErrTimeout = errors.New("media: ffmpeg timed out")
+var ErrTimeout = errors.New("timed out")
 
 // stderrKeep bounds how much of a child's stderr is kept for its error.
 const stderrKeep = 8 << 10
@@ -30,6 +30,10 @@ type proc struct {
 	cancel  context.CancelFunc
 	timeout time.Duration
 	stderr  *tailBuffer
+	// strict fails a child that exits 0 but printed errors: FFmpeg decodes
+	// a truncated file as far as it can, reports "partial file" at -v
+	// error, and succeeds, which would silently shorten a reference.
+	strict bool
 }
 
 // newProc prepares a child. Callers attach pipes to p.cmd, then call start
@@ -63,30 +67,35 @@ func (p *proc) killGroup() error {
 func (p *proc) start() error {
 	if err := p.cmd.Start(); err != nil {
 		p.cancel()
-		return fmt.Errorf("media: start %s: %w", p.name, err)
+		return fmt.Errorf("start %s: %w", p.name, err)
 	}
 	return nil
 }
 
 // wait reaps the child and turns its outcome into one error line: the
-// cancellation, the timeout, or the last lines FFmpeg printed.
+// cancellation, the timeout, or the last lines FFmpeg printed. Like all
+// proc errors it names the binary but not the package or the operation;
+// callers wrap it as "media: <op> <path>: ...".
 func (p *proc) wait() error {
 	err := p.cmd.Wait()
 	// A child that forked (none of ours should) must not outlive us.
 	_ = p.killGroup()
 	defer p.cancel()
 	if perr := p.parent.Err(); perr != nil {
-		return fmt.Errorf("media: %s canceled: %w", p.name, perr)
+		return fmt.Errorf("%s canceled: %w", p.name, perr)
 	}
 	if errors.Is(p.ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w after %s (%s killed)", ErrTimeout, p.timeout, p.name)
+		return fmt.Errorf("%s %w after %s and was killed", p.name, ErrTimeout, p.timeout)
 	}
+	msg := p.stderr.oneLine()
 	if err != nil {
-		msg := p.stderr.oneLine()
 		if msg == "" {
 			msg = err.Error()
 		}
-		return fmt.Errorf("media: %s: %s", p.name, msg)
+		return fmt.Errorf("%s: %s", p.name, msg)
+	}
+	if p.strict && msg != "" {
+		return fmt.Errorf("%s: the file is damaged or truncated (%s)", p.name, msg)
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func (t *Tools) Discover(ctx context.Context) (Capabilities, error) {
 	}
 	out, err := t.output(ctx, c.FFmpeg, probeTimeout, "-hide_banner", "-encoders")
 	if err != nil {
-		return c, err
+		return c, fmt.Errorf("media: list encoders: %w", err)
 	}
 	enc := parseEncoders(out)
 	for _, name := range []string{"libx264", "h264_videotoolbox"} {
@@ -148,7 +148,7 @@ func (t *Tools) Discover(ctx context.Context) (Capabilities, error) {
 func (t *Tools) version(ctx context.Context, bin string) (string, error) {
 	out, err := t.output(ctx, bin, probeTimeout, "-version")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("media: %s does not run: %w", bin, err)
 	}
 	line, _, _ := bytes.Cut(out, []byte("\n"))
 	f := strings.Fields(string(line))

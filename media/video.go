@@ -88,13 +88,14 @@ func (t *Tools) OpenVideo(ctx context.Context, path string, opt VideoOptions) (*
 	}
 	args = append(args, "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
+	p.strict = true
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("media: open video %s: %w", path, err)
 	}
 	t.logger().Debug("media: decode video", "path", path, "filter", filter)
 	if err := p.start(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("media: open video %s: %w", path, err)
 	}
 	return &VideoReader{info: info, w: w, h: h, p: p, out: out}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,6 +131,32 @@ func TestVideoCoverCropsCentre(t *testing.T) {
 			t.Errorf("pixel %v is %v, want green", p, c)
 		}
 	}
+}
+
+// A clip cut after its index (faststart) probes fine, but decoding must
+// fail rather than quietly deliver a shorter reference.
+func TestVideoTruncatedData(t *testing.T) {
+	tools := testTools(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fs.mp4")
+	ffmpegGen(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=24", "-f", "lavfi", "-i", "sine", "-t", "3",
+		"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-movflags", "+faststart", src)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := writeFile(t, filepath.Join(dir, "cut.mp4"), data[:len(data)*6/10])
+	_, err = tools.DecodeVideo(testCtx(t), cut, VideoOptions{Width: 64, Height: 64}, func(int, Frame) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "damaged or truncated") {
+		t.Errorf("video of a truncated clip: %v", err)
+	}
+	if _, err := tools.DecodeAudio(testCtx(t), cut, AudioOptions{}); err == nil || !strings.Contains(err.Error(), "damaged or truncated") {
+		t.Errorf("audio of a truncated clip: %v", err)
+	}
+	if _, err := tools.LoadFrames(testCtx(t), cut, FrameStoreOptions{}); err == nil {
+		t.Error("frame store of a truncated clip accepted")
+	}
+	t.Log(err)
 }
 
 func TestVideoBadInputs(t *testing.T) {
