@@ -117,9 +117,15 @@ func (s *FrameStore) At(t time.Duration) (image.Image, int, error) {
 type FrameStoreOptions struct {
 	// Width and Height scale the frames (Stretch); zero keeps the clip's size.
 	Width, Height int
-	// MaxFrames bounds the number of frames loaded; zero means no bound.
+	// MaxFrames bounds the number of frames loaded; zero means
+	// DefaultMaxStoreFrames.
 	MaxFrames int
 }
+
+// DefaultMaxStoreFrames bounds a store loaded from a file: five minutes at
+// 24 fps, twenty times H3's longest clip, so a long film dropped on the
+// timeline cannot fill memory.
+const DefaultMaxStoreFrames = 5 * 60 * FPS
 
 // LoadFrames fills a store from a video file with the default Tools.
 func LoadFrames(ctx context.Context, path string, opt FrameStoreOptions) (*FrameStore, error) {
@@ -148,9 +154,10 @@ func (t *Tools) LoadFrames(ctx context.Context, path string, opt FrameStoreOptio
 	args := append(commonArgs(), inputArgs(path)...)
 	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-fps_mode", "passthrough",
 		"-vf", fmt.Sprintf("scale=%d:%d:flags=lanczos,setsar=1", w, h))
-	if opt.MaxFrames > 0 {
-		args = append(args, "-frames:v", strconv.Itoa(opt.MaxFrames))
+	if opt.MaxFrames <= 0 {
+		opt.MaxFrames = DefaultMaxStoreFrames
 	}
+	args = append(args, "-frames:v", strconv.Itoa(opt.MaxFrames))
 	args = append(args, "-c:v", "mjpeg", "-q:v", mjpegQScale, "-pix_fmt", "yuvj420p", "-f", "image2pipe", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
 	p.strict = true

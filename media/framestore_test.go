@@ -99,7 +99,7 @@ func checkRandomAccess(t *testing.T, s *FrameStore, n int) time.Duration {
 
 func TestFrameStoreRandomAccess(t *testing.T) {
 	const w, h, n = 256, 448, 53
-	s, _ := storeClip(t, w, h, n)
+	s, path := storeClip(t, w, h, n)
 	if gw, gh := s.Size(); gw != w || gh != h || s.FPS() != FPS {
 		t.Errorf("store %dx%d at %g fps", gw, gh, s.FPS())
 	}
@@ -111,6 +111,13 @@ func TestFrameStoreRandomAccess(t *testing.T) {
 	}
 	if s.IndexAt(-time.Second) != 0 || s.IndexAt(time.Hour) != n-1 {
 		t.Error("times outside the clip must clamp to its ends")
+	}
+	bounded, err := testTools(t).LoadFrames(testCtx(t), path, FrameStoreOptions{Width: 64, Height: 112, MaxFrames: 10})
+	if err != nil || bounded.Len() != 10 {
+		t.Fatalf("bounded load: %v frames (%v), want 10", bounded, err)
+	}
+	if img, err := bounded.Frame(9); err != nil || img.Bounds().Dx() != 64 || img.Bounds().Dy() != 112 || frameIndex(img) != 9 {
+		t.Errorf("scaled frame 9: %v %v", img, err)
 	}
 }
 
