@@ -152,8 +152,10 @@ func (t *Tools) LoadFrames(ctx context.Context, path string, opt FrameStoreOptio
 		return nil, err
 	}
 	args := append(commonArgs(), inputArgs(path)...)
-	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-fps_mode", "passthrough",
-		"-vf", fmt.Sprintf("scale=%d:%d:flags=lanczos,setsar=1", w, h))
+	// The fps filter makes a variable-rate clip uniform, so IndexAt's
+	// i = t x fps holds; an H3 clip is already 24 fps and passes unchanged.
+	args = append(args, "-map", "0:v:0", "-an", "-sn", "-dn",
+		"-vf", fmt.Sprintf("fps=%s,scale=%d:%d:flags=lanczos,setsar=1", strconv.FormatFloat(info.FPS, 'g', -1, 64), w, h))
 	if opt.MaxFrames <= 0 {
 		opt.MaxFrames = DefaultMaxStoreFrames
 	}
