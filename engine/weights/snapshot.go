@@ -200,6 +200,12 @@ func discoverOfficial(root string) (*Snapshot, error) {
 	if len(s.Partitions) == 0 {
 		return nil, &SnapshotError{root, "has a model_index.json but no FL2VA/ or Ref2VA/ partition with a _minimax_h3 block; it is not a MiniMax-H3 snapshot"}
 	}
+	// The partition key is the only difference between the two DiTs, so
+	// two folders claiming the same one would run one task with the other's
+	// weights.
+	if len(s.Partitions) == 2 && s.Partitions[0].Name == s.Partitions[1].Name {
+		return nil, &SnapshotError{root, "has two partitions that both say _minimax_h3.partition = " + s.Partitions[0].Name + "; one model_index.json is wrong"}
+	}
 	return s, nil
 }
 

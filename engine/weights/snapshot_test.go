@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights/gguf"
 	"h3studio/engine/weights/safetensors"
 )
@@ -104,5 +105,46 @@ func TestQKVLayoutFromProvenance(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDiscoverRefusesTwoPartitionsWithOneName(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "snap")
+	if err := WriteTiny(root, TinyOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "Ref2VA", "model_index.json")
+	raw, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(raw), `"partition": "ref2va"`, `"partition": "fl2va"`, 1)), 0o644)
+	if _, err := Discover(root); err == nil || !strings.Contains(err.Error(), "both say") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestGGUFOtherBlockTypesDescribedNotLoaded(t *testing.T) {
+	w := &gguf.Writer{}
+	w.SetString("general.architecture", "minimax_h3")
+	if err := w.Add("blocks.0.mlp.fc2.weight", gguf.Type(14), []int64{256, 2}, make([]byte, 2*210)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "minimax_h3_fl2va-Q4_K_M.gguf")
+	if err := w.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	src, err := OpenGGUF(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	info, _ := src.Lookup("blocks.0.mlp.fc2.weight")
+	if info.DType != "Q6_K" || info.Bytes != 420 {
+		t.Fatalf("Q6_K tensor described as %+v", info)
+	}
+	var m struct {
+		FC2 *ggml.Tensor `st:"blocks.0.mlp.fc2.weight"`
+	}
+	_, err = LoadModule(cpuBackend(t), src, &m, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Q6_K has no ggml equivalent") {
+		t.Fatalf("err = %v", err)
 	}
 }

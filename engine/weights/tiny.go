@@ -337,3 +337,14 @@ func writeFile(path string, data []byte) error {
 	}
 	return os.WriteFile(path, data, 0o644)
 }
+
+// EnsureTiny makes dir hold the tiny snapshot for o: it writes one when
+// dir does not exist and otherwise checks that what is there discovers as
+// a snapshot (for an app that keeps its default model in a cache folder).
+func EnsureTiny(dir string, o TinyOptions) error {
+	if _, err := os.Stat(dir); err == nil {
+		_, err := Discover(dir)
+		return err
+	}
+	return WriteTiny(dir, o)
+}

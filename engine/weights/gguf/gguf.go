@@ -29,6 +29,13 @@ var typeInfo = map[Type]struct {
 }{
 	F32: {"F32", 1, 4}, F16: {"F16", 1, 2}, BF16: {"BF16", 1, 2},
 	Q8_0: {"Q8_0", 32, 34}, Q4_K: {"Q4_K", 256, 144},
+	// Other ggml block types, sized so files that mix them (a "Q4_K_M"
+	// keeps some tensors in Q6_K) can be validated and described; model
+	// loading accepts only the five types above.
+	2: {"Q4_0", 32, 18}, 3: {"Q4_1", 32, 20}, 6: {"Q5_0", 32, 22}, 7: {"Q5_1", 32, 24},
+	9: {"Q8_1", 32, 36}, 10: {"Q2_K", 256, 84}, 11: {"Q3_K", 256, 110}, 13: {"Q5_K", 256, 176},
+	14: {"Q6_K", 256, 210}, 15: {"Q8_K", 256, 292}, 24: {"I8", 1, 1}, 25: {"I16", 1, 2},
+	26: {"I32", 1, 4}, 27: {"I64", 1, 8}, 28: {"F64", 1, 8},
 }
 
 // String is the type's name as package weights spells dtypes.
@@ -39,8 +46,18 @@ func (t Type) String() string {
 	return fmt.Sprintf("type%d", uint32(t))
 }
 
-// Supported reports whether the reader can hand out t.
-func (t Type) Supported() bool { _, ok := typeInfo[t]; return ok }
+// Known reports whether the reader knows t's block size (and so can
+// validate and describe tensors of that type).
+func (t Type) Known() bool { _, ok := typeInfo[t]; return ok }
+
+// Supported reports whether H3's models can load t.
+func (t Type) Supported() bool {
+	switch t {
+	case F32, F16, BF16, Q8_0, Q4_K:
+		return true
+	}
+	return false
+}
 
 // RowBytes is the storage size of n elements, -1 if n is not whole blocks.
 func (t Type) RowBytes(n int64) int64 {

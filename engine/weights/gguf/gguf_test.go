@@ -96,7 +96,7 @@ func TestParseRejects(t *testing.T) {
 		}),
 		"unsupported type": mutate(func(b []byte) []byte {
 			i := strings.Index(string(b), "q\x01\x00\x00\x00") + 1 + 4 + 8
-			binary.LittleEndian.PutUint32(b[i:], 99)
+			binary.LittleEndian.PutUint32(b[i:], 99) // not a ggml type
 			return b
 		}),
 	}

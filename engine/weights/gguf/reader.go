@@ -116,8 +116,8 @@ func Parse(data []byte) (*File, error) {
 }
 
 func checkTensor(ti *TensorInfo, align int64) error {
-	if !ti.Type.Supported() {
-		return &FormatError{Tensor: ti.Name, Msg: fmt.Sprintf("tensor type %d is not one of F32, F16, BF16, Q8_0, Q4_K", uint32(ti.Type))}
+	if !ti.Type.Known() {
+		return &FormatError{Tensor: ti.Name, Msg: fmt.Sprintf("tensor type %d is not a ggml type this reader knows", uint32(ti.Type))}
 	}
 	n := uint64(1)
 	for _, d := range ti.Dims {
