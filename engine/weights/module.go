@@ -237,6 +237,9 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 		if err := Upload(*p.f.dst, src, p.info); err != nil {
 			return fail(err)
 		}
+		// The copy is in the backend buffer now; drop the source pages
+		// from this process so file-backed memory does not double it.
+		releasePages(src.Mapping(p.info.File), p.info.Offset, p.info.Bytes)
 		m.Copied += p.info.Bytes
 	}
 	return m, nil
