@@ -228,6 +228,10 @@ func TestMP4BadOptions(t *testing.T) {
 	if _, err := tools.CreateMP4(testCtx(t), filepath.Join(dir, "missing", "x.mp4"), EncodeOptions{Width: 2, Height: 2}); err == nil {
 		t.Error("missing destination folder accepted")
 	}
+	noFFmpeg := &Tools{FFmpeg: filepath.Join(dir, "ffmpeg")}
+	if _, err := noFFmpeg.CreateMP4(testCtx(t), filepath.Join(dir, "x.mp4"), EncodeOptions{Width: 2, Height: 2}); !errors.Is(err, ErrNoFFmpeg) {
+		t.Errorf("encode without ffmpeg: %v, want ErrNoFFmpeg", err)
+	}
 	wr, err := tools.CreateMP4(testCtx(t), filepath.Join(dir, "x.mp4"), EncodeOptions{Width: 64, Height: 64})
 	if err != nil {
 		t.Fatal(err)
