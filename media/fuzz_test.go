@@ -92,3 +92,37 @@ func FuzzSplitJPEGs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStillHeader: whatever a still's header claims, probing it either
+// fails or reports a size inside the decompression-bomb limits.
+func FuzzStillHeader(f *testing.F) {
+	f.Add(pngHeader(40000, 40000))
+	f.Add(pngHeader(64, 48))
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, quadrants(8, 8), nil); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > fuzzMaxInput {
+			return
+		}
+		format := sniffImage(b)
+		if format == "" {
+			return
+		}
+		path := filepath.Join(dir, "still")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := probeImage(path, format)
+		if err != nil {
+			return
+		}
+		if info.Width <= 0 || info.Height <= 0 || info.Width > MaxImageSide || info.Height > MaxImageSide ||
+			int64(info.Width)*int64(info.Height) > MaxImagePixels {
+			t.Fatalf("accepted %dx%d", info.Width, info.Height)
+		}
+	})
+}
