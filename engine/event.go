@@ -29,6 +29,7 @@ const (
 // Event is one progress report. Step and Total count within the phase
 // (denoise steps, VAE tiles); Total is 0 when the phase has no steps.
 type Event struct {
+	Kind    EventKind
 	Phase   Phase
 	Step    int
 	Total   int
@@ -36,8 +37,52 @@ type Event struct {
 	// Preview is a small decoded frame of the current denoise state, when
 	// the caller asked for previews; nil otherwise.
 	Preview image.Image
-	// Elapsed is the time spent in this phase so far.
+	// Elapsed is the time spent in this phase so far (the phase's whole
+	// wall time on EventEnd).
 	Elapsed time.Duration
+	// ETA estimates the time left in the phase from the steps done so far;
+	// 0 when unknown.
+	ETA time.Duration
+	// Stats is set on EventDone.
+	Stats *Stats
+}
+
+// EventKind says what an Event reports. The zero value is a progress report,
+// so events built without a kind keep their old meaning.
+type EventKind string
+
+const (
+	EventProgress EventKind = ""         // step Step of Total within Phase
+	EventStart    EventKind = "start"    // Phase begins
+	EventEnd      EventKind = "end"      // Phase finished; Elapsed is its wall time
+	EventDecision EventKind = "decision" // the planner changed the request to fit; Message says what and why
+	EventWarning  EventKind = "warning"  // something the user should know; the run goes on
+	EventDone     EventKind = "done"     // the generation finished; Stats is set
+)
+
+// Stats summarises a finished generation (h3's --profile fields).
+type Stats struct {
+	// Phases lists every phase that ran, in order, with its wall time.
+	Phases []PhaseTime   `json:"phases"`
+	Total  time.Duration `json:"total_ns"`
+	// PeakBytes is the process's peak resident memory (host and, on Apple
+	// silicon, unified GPU memory); 0 when the OS does not say.
+	PeakBytes int64 `json:"peak_bytes"`
+	// Rows is the DiT sequence length; TextTokens the Qwen sequence.
+	Rows       int `json:"rows"`
+	TextTokens int `json:"text_tokens"`
+	Frames     int `json:"frames"`
+	// Forwards counts DiT evaluations (fewer than steps with reuse).
+	Forwards int `json:"forwards"`
+	// Cached lists what came from the engine's cache instead of being
+	// recomputed ("text", "reference 2", ...).
+	Cached []string `json:"cached,omitempty"`
+}
+
+// PhaseTime is one phase's wall time.
+type PhaseTime struct {
+	Phase   Phase         `json:"phase"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // Sink receives events on the generating goroutine; it must not block for

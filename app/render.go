@@ -1,0 +1,385 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"h3studio/engine"
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/tokenizer"
+	"h3studio/media"
+)
+
+// RequestError is a request that cannot be served as given: a missing or
+// unreadable input, a rule of the model, a bad flag. It is reported before
+// any weights load, in one sentence.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// RefusedError is a request the planner could not fit to the machine; Plan
+// says why and Repair what would fit.
+type RefusedError struct{ Plan *plan.Plan }
+
+func (e *RefusedError) Error() string {
+	msg := "the request does not fit this machine: " + e.Plan.Error
+	if e.Plan.Repair != nil && e.Plan.Repair.Text != "" && !strings.Contains(e.Plan.Error, e.Plan.Repair.Text) {
+		msg += "; " + e.Plan.Repair.Text
+	}
+	return msg
+}
+
+// Preset is a named set of speed knobs; zero fields leave the request's.
+type Preset struct {
+	Name   string
+	Steps  int
+	Layers int
+	Reuse  int
+	// RenderScale, when set, runs the model on a canvas this fraction of
+	// the output's side (h3.c's --render-width/height, 320 for 512).
+	RenderScale float64
+}
+
+// Presets are the quality presets, slowest first. Default is h3.c's
+// default; Balanced and Aggressive are h3.c's validated speed settings.
+var Presets = []Preset{
+	{Name: "reference", Steps: 50},
+	{Name: "default", Steps: 20},
+	{Name: "balanced", Steps: 20, Layers: 45, Reuse: 2},
+	{Name: "fast", Steps: 6},
+	{Name: "aggressive", Steps: 20, Layers: 40, Reuse: 3, RenderScale: 320.0 / 512},
+}
+
+// ApplyPreset returns r with its preset's knobs filled into the fields r
+// leaves zero (explicit settings win). An unknown preset is an error.
+func ApplyPreset(r Request) (Request, error) {
+	if r.Preset == "" {
+		return r, nil
+	}
+	for _, p := range Presets {
+		if !strings.EqualFold(p.Name, r.Preset) {
+			continue
+		}
+		if r.Steps == 0 {
+			r.Steps = p.Steps
+		}
+		if r.Layers == 0 {
+			r.Layers = p.Layers
+		}
+		if r.Reuse == 0 && r.CoreReuse == 0 {
+			r.Reuse = p.Reuse
+		}
+		if p.RenderScale > 0 && r.RenderWidth == 0 && r.Width > 0 && r.Height > 0 {
+			c := layout.Canvas{Width: r.Width, Height: r.Height}
+			rc := layout.ScaleCanvas(c, p.RenderScale*p.RenderScale)
+			r.RenderWidth, r.RenderHeight = rc.Width, rc.Height
+		}
+		return r, nil
+	}
+	names := make([]string, len(Presets))
+	for i, p := range Presets {
+		names[i] = p.Name
+	}
+	return r, fmt.Errorf("unknown preset %q; choose %s", r.Preset, strings.Join(names, ", "))
+}
+
+// Renderer renders requests: it is the RenderFunc behind the job queue,
+// the CLI and the UI. Engines are opened on first use, one per model, and
+// kept, so their caches (text conditioning, reference latents) serve the
+// next job.
+type Renderer struct {
+	// CacheDir holds the generated tiny model used when a request names
+	// no model (required for such requests).
+	CacheDir string
+	// Threads bounds the engine's CPU threads (0: all).
+	Threads int
+	// Plan carries the backend's declarations (a Qwen sequence limit);
+	// MemoryGB overrides the machine's memory budget when positive.
+	Plan     plan.Options
+	MemoryGB float64
+	// Preview asks for a latent preview image on every denoise step.
+	Preview bool
+	Logger  *slog.Logger
+
+	mu      sync.Mutex
+	engines map[string]*engine.Engine
+}
+
+// Close closes every engine the renderer opened.
+func (rd *Renderer) Close() {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	for _, e := range rd.engines {
+		e.Close()
+	}
+	rd.engines = nil
+}
+
+// Render is a RenderFunc: it validates and plans the request (no weights
+// are read until the plan fits), runs the engine, and muxes the MP4 into a
+// temporary file beside req.Output that is renamed into place only when
+// everything succeeded.
+func (rd *Renderer) Render(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+	if sink == nil {
+		sink = func(engine.Event) {}
+	}
+	t0 := time.Now()
+	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePlan})
+	job, err := rd.Prepare(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: time.Since(t0),
+		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", job.Plan.Task, job.Plan.DiTRows.Total, job.Plan.TextTokens.Total)})
+	return job.Run(ctx, sink)
+}
+
+// Job is a validated, planned request ready to run.
+type Job struct {
+	Request Request
+	Plan    *plan.Plan
+	Engine  *engine.Engine
+	Stats   *engine.Stats
+	preview bool
+}
+
+// Prepare validates req, probes its inputs, opens the model (discovery
+// only: no weights are read) and plans it. Every failure is a
+// *RequestError or a *RefusedError with one sentence.
+func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
+	r, err := ApplyPreset(req)
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	r = r.WithDefaults()
+	if err := r.Validate(); err != nil {
+		return nil, &RequestError{err}
+	}
+	if err := checkOutput(r.Output); err != nil {
+		return nil, &RequestError{err}
+	}
+	pr, err := planRequest(ctx, r)
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	mc, err := plan.LookupMachine(r.Machine)
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	if rd.MemoryGB > 0 {
+		mc = mc.WithBudgetGB(rd.MemoryGB)
+	}
+	eng, err := rd.engine(r.Model)
+	if err != nil {
+		return nil, err
+	}
+	if n, ok := countPrompt(eng, r.Prompt); ok {
+		pr.PromptTokens, pr.PromptEstimated = n, false
+	}
+	p, err := eng.Plan(pr, mc, rd.Plan)
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	if p.Verdict != plan.Fits {
+		return nil, &RefusedError{p}
+	}
+	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview}, nil
+}
+
+// checkOutput refuses an output path whose folder is missing or which
+// names a folder, before any work is done.
+func checkOutput(out string) error {
+	if out == "" {
+		return errors.New("no output file; give one with -o FILE.mp4")
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("output %s is a folder; give a file name ending in .mp4", out)
+	}
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("output folder %s does not exist; create it or choose another -o", dir)
+	}
+	return nil
+}
+
+// countPrompt counts the prompt with the engine's own tokenizer.
+func countPrompt(e *engine.Engine, prompt string) (int, bool) {
+	if prompt == "" {
+		return 0, true
+	}
+	for _, p := range e.Snapshot().Partitions {
+		if p.Tokenizer == "" {
+			continue
+		}
+		if t, err := tokenizer.Load(p.Tokenizer); err == nil {
+			return len(t.Encode(prompt)), true
+		}
+	}
+	return 0, false
+}
+
+// engine returns the open engine for a model directory ("" is the
+// embedded tiny model), opening it on first use.
+func (rd *Renderer) engine(model string) (*engine.Engine, error) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if e, ok := rd.engines[model]; ok {
+		return e, nil
+	}
+	dir := model
+	if dir == "" || dir == "tiny" {
+		if rd.CacheDir == "" {
+			return nil, errors.New("app: no cache folder for the tiny model")
+		}
+		d, err := engine.TinyModelDir(filepath.Join(rd.CacheDir, "models"))
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, &RequestError{fmt.Errorf("model %s is not a folder; give a snapshot folder with -d, or leave -d out for the tiny model", model)}
+	}
+	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	if rd.engines == nil {
+		rd.engines = map[string]*engine.Engine{}
+	}
+	rd.engines[model] = e
+	return e, nil
+}
+
+// Run generates the job's clip and muxes it into its output file.
+func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
+	r := j.Request
+	out := &mp4Output{ctx: ctx, dst: r.Output, framesDir: r.FramesDir,
+		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
+	defer out.abort()
+	er := engine.Request{
+		Prompt: r.Prompt, Seed: r.Seed, Steps: r.Steps, Layers: r.Layers, Reuse: r.Reuse,
+		First: r.FirstFrame, Last: r.LastFrame, Preview: j.preview,
+		Media: mediaReader{}, Output: out,
+	}
+	for _, ref := range r.References {
+		k, err := layout.ParseRefKind(ref.Kind)
+		if err != nil {
+			return "", &RequestError{err}
+		}
+		er.Refs = append(er.Refs, engine.Reference{Kind: k, Path: ref.Path, AudioPath: ref.AudioPath})
+	}
+	st, err := j.Engine.Generate(ctx, er, j.Plan, sink)
+	if err != nil {
+		return "", err
+	}
+	t0 := time.Now()
+	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhaseMux})
+	if err := out.close(); err != nil {
+		if ctx.Err() != nil {
+			return "", engine.ErrCanceled
+		}
+		return "", err
+	}
+	el := time.Since(t0)
+	st.Phases = append(st.Phases, engine.PhaseTime{Phase: engine.PhaseMux, Elapsed: el})
+	j.Stats = st
+	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhaseMux, Elapsed: el})
+	return r.Output, nil
+}
+
+// mediaReader is the engine's MediaReader over package media.
+type mediaReader struct{}
+
+func (mediaReader) Image(ctx context.Context, path string, w, h int, fit engine.Fit) (engine.Pixels, error) {
+	configureMedia()
+	pol := media.Stretch
+	if fit == engine.FitCover {
+		pol = media.Cover
+	}
+	f, err := media.LoadImage(path, w, h, pol)
+	if err != nil {
+		return engine.Pixels{}, err
+	}
+	return engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix}, nil
+}
+
+func (mediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, fn func(int, engine.Pixels) error) (int, error) {
+	configureMedia()
+	return media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
+		func(i int, f media.Frame) error {
+			return fn(i, engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix})
+		})
+}
+
+func (mediaReader) Audio(ctx context.Context, path string, maxSeconds float64) (engine.Audio, error) {
+	configureMedia()
+	pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: time.Duration(maxSeconds * float64(time.Second))})
+	if err != nil {
+		return engine.Audio{}, err
+	}
+	if pcm.Rate != media.SampleRate || pcm.Channels != media.Channels {
+		return engine.Audio{}, fmt.Errorf("media: %s decoded as %d Hz x %d channels, want 32 kHz stereo", path, pcm.Rate, pcm.Channels)
+	}
+	return engine.Audio{Samples: pcm.Samples}, nil
+}
+
+// mp4Output streams the engine's frames into an MP4Writer, scaling them to
+// the output canvas when the model ran on a smaller one.
+type mp4Output struct {
+	ctx       context.Context
+	dst       string
+	framesDir string
+	canvas    layout.Canvas
+	w         *media.MP4Writer
+	closed    bool
+}
+
+func (o *mp4Output) Begin(width, height, frames int, audio engine.Audio) error {
+	configureMedia()
+	w, err := media.CreateMP4(o.ctx, o.dst, media.EncodeOptions{
+		Width: o.canvas.Width, Height: o.canvas.Height, FPS: layout.FPS, FramesDir: o.framesDir,
+		Audio: media.PCM{Rate: media.SampleRate, Channels: media.Channels, Samples: audio.Samples},
+	})
+	if err != nil {
+		return err
+	}
+	o.w = w
+	return nil
+}
+
+func (o *mp4Output) Frame(i int, p engine.Pixels) error {
+	f := media.Frame{Width: p.Width, Height: p.Height, Pix: p.RGB}
+	if p.Width != o.canvas.Width || p.Height != o.canvas.Height {
+		img, err := media.Resize(f.Image(), o.canvas.Width, o.canvas.Height, media.Stretch)
+		if err != nil {
+			return err
+		}
+		f = media.FrameFromImage(img)
+	}
+	return o.w.WriteFrame(f)
+}
+
+func (o *mp4Output) close() error {
+	if o.w == nil {
+		return errors.New("app: the engine produced no frames")
+	}
+	o.closed = true
+	return o.w.Close()
+}
+
+// abort removes the temporary file unless close ran.
+func (o *mp4Output) abort() {
+	if o.w != nil && !o.closed {
+		o.w.Abort()
+	}
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"h3studio/engine/dit"
+	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
+	"h3studio/engine/weights"
+)
+
+// Options configures Open. The zero value runs on the GPU when there is one,
+// with one CPU thread per logical CPU, and logs to slog.Default().
+type Options struct {
+	// Threads bounds the CPU threads ggml uses (0: every logical CPU).
+	Threads int
+	// Device picks the ggml device (zero: the GPU when present).
+	Device ggml.Device
+	Logger *slog.Logger
+	// CacheEntries bounds the prepared text conditionings and reference
+	// latents kept across generations of one Engine (0: 16; negative: no
+	// cache).
+	CacheEntries int
+}
+
+// Engine is an opened snapshot: its partitions, the planner's profile of
+// its weights and the compute backend. Weights are not loaded here; each
+// phase of Generate loads what it needs and releases it before the next.
+// An Engine runs one generation at a time.
+type Engine struct {
+	snap    *weights.Snapshot
+	profile plan.Model
+	backend *ggml.Backend
+	log     *slog.Logger
+	cache   *cache
+
+	mu sync.Mutex // one Generate at a time: phases share the backend
+}
+
+// Open discovers the snapshot at dir and starts the compute backend. dir is
+// an official tree (or one partition folder), a Comfy-Org single file tree
+// or a GGUF set; TinyModelDir provides the embedded tiny model.
+func Open(dir string, o Options) (*Engine, error) {
+	snap, err := weights.Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	profile, err := profileFor(snap)
+	if err != nil {
+		return nil, err
+	}
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: o.Device, Threads: o.Threads})
+	if err != nil {
+		return nil, fmt.Errorf("engine: start backend: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	n := o.CacheEntries
+	if n == 0 {
+		n = 16
+	}
+	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n)}, nil
+}
+
+// Close stops the backend. Generate must not be running.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.backend != nil {
+		e.backend.Close()
+		e.backend = nil
+	}
+}
+
+// Snapshot is the opened model tree.
+func (e *Engine) Snapshot() *weights.Snapshot { return e.snap }
+
+// Profile is the planner's description of the snapshot's weights.
+func (e *Engine) Profile() plan.Model { return e.profile }
+
+// Backend describes the compute device.
+func (e *Engine) Backend() ggml.Caps { return e.backend.Caps() }
+
+// Plan counts and fits a request for machine mc with this snapshot's
+// weights (engine/plan does the work; this only supplies the profile).
+// A model-rule violation is an error; a request that cannot be fitted is a
+// plan whose Verdict is plan.Refused.
+func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.Plan, error) {
+	p, err := plan.Make(r, mc, e.profile, opt)
+	if err != nil {
+		return nil, err
+	}
+	if e.partition(p.Partition) == nil {
+		return nil, fmt.Errorf("engine: the snapshot at %s has no %s partition, which task %s needs", e.snap.Root, p.Partition, p.Task)
+	}
+	return p, nil
+}
+
+func (e *Engine) partition(name string) *weights.Partition {
+	for _, p := range e.snap.Partitions {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// profileFor picks the planner profile: the release's dimensions with
+// bytes per parameter measured from the files, or the tiny profile for a
+// checkpoint smaller than the release (the embedded test model).
+func profileFor(s *weights.Snapshot) (plan.Model, error) {
+	for _, p := range s.Partitions {
+		c := p.Component(weights.Transformer)
+		if c == nil || c.Config == "" {
+			continue
+		}
+		data, err := os.ReadFile(c.Config)
+		if err != nil {
+			return plan.Model{}, fmt.Errorf("engine: %w", err)
+		}
+		cfg, err := dit.ParseConfig(data)
+		if err != nil {
+			return plan.Model{}, err
+		}
+		if cfg.Hidden != plan.OfficialDims.Hidden {
+			return plan.LookupModel("tiny")
+		}
+		break
+	}
+	return plan.MeasureDir(s.Root)
+}
+
+// TinySeed is the seed of the embedded tiny model.
+const TinySeed = 1
+
+// TinyModelDir returns the embedded tiny model's snapshot under cacheRoot,
+// writing it on first use. The model is generated (engine/weights.WriteTiny,
+// deterministic for TinySeed) rather than stored in the binary: 17 MB of
+// random weights would triple the binary and the repository for bytes any
+// build can reproduce in a second. A folder that is present but incomplete
+// (an interrupted first run) is replaced.
+func TinyModelDir(cacheRoot string) (string, error) {
+	dir := filepath.Join(cacheRoot, fmt.Sprintf("tiny-seed%d-v1", TinySeed))
+	if _, err := weights.Discover(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(cacheRoot, 0o755); err != nil {
+		return "", fmt.Errorf("engine: tiny model: %w", err)
+	}
+	// WriteTiny builds a temporary sibling and renames it into place, so a
+	// complete folder is the only thing that ever appears at dir; a stale
+	// partial one from an older layout is removed first.
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("engine: tiny model: %w", err)
+	}
+	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: TinySeed, Aligned16: true}); err != nil {
+		if _, derr := weights.Discover(dir); derr == nil {
+			return dir, nil // another process wrote it first
+		}
+		return "", errors.Join(errors.New("engine: write the tiny model"), err)
+	}
+	return dir, nil
+}

@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/weights"
+)
+
+// Pixels is one picture as packed 8-bit RGB: row-major, 3 bytes a pixel,
+// no row padding (the layout FFmpeg's rgb24 pipes carry).
+type Pixels struct {
+	Width, Height int
+	RGB           []byte
+}
+
+// Audio is interleaved stereo float32 at 32 kHz (L0 R0 L1 R1 ...) in
+// [-1, 1], the audio VAE's rate.
+type Audio struct {
+	Samples []float32
+}
+
+// Frames is the number of sample frames (samples per channel).
+func (a Audio) Frames() int { return len(a.Samples) / 2 }
+
+// Fit says how a still is brought to its canvas.
+type Fit int
+
+const (
+	// FitStretch scales to exactly the canvas (the release's first frame
+	// and reference images, whose canvases keep the source's aspect).
+	FitStretch Fit = iota
+	// FitCover scales until the canvas is covered and crops the overflow
+	// equally from both sides (the release's last frame).
+	FitCover
+)
+
+// MediaReader decodes reference media. The app implements it with package
+// media (FFmpeg children, Go image decoders); the engine never runs FFmpeg.
+type MediaReader interface {
+	// Image decodes a still, upright, on exactly a width x height canvas.
+	Image(ctx context.Context, path string, width, height int, fit Fit) (Pixels, error)
+	// Video calls fn with the clip's first maxFrames frames at 24 fps,
+	// stretched to width x height, in order; fn's Pixels is reused after
+	// fn returns. It returns the number of frames delivered.
+	Video(ctx context.Context, path string, width, height, maxFrames int, fn func(i int, p Pixels) error) (int, error)
+	// Audio decodes the first audio stream of path (an audio file or a
+	// clip's soundtrack) as 32 kHz stereo, at most maxSeconds long.
+	Audio(ctx context.Context, path string, maxSeconds float64) (Audio, error)
+}
+
+// Output receives the generated clip: the soundtrack first, then every
+// frame in order, so a muxer can stream both without staging raw video.
+// Frames are on the plan's render canvas; the caller scales them to the
+// output canvas when the two differ.
+type Output interface {
+	Begin(width, height, frames int, audio Audio) error
+	Frame(i int, p Pixels) error
+}
+
+// Reference is one ordered Ref2VA input as the request gives it.
+type Reference struct {
+	Kind layout.RefKind
+	Path string
+	// AudioPath replaces a video+audio reference's own soundtrack.
+	AudioPath string
+}
+
+// Request is what Generate needs beyond the plan: the prompt and seed, the
+// sampler's knobs, the input files (in the order the plan was made from),
+// and where media comes from and goes to.
+type Request struct {
+	Prompt string
+	Seed   int64
+	// Steps are DiT forwards before reuse (0: 20); Layers the active DiT
+	// blocks (0: all); Reuse the whole-denoiser reuse interval (0 or 1:
+	// every step).
+	Steps, Layers, Reuse int
+	First, Last          string // FL2VA anchor images
+	Refs                 []Reference
+	// Preview asks for a false-colour latent preview on every denoise step.
+	Preview bool
+	Media   MediaReader
+	Output  Output
+}
+
+// DefaultSteps is the step count of a Request that leaves Steps zero
+// (h3.c's default).
+const DefaultSteps = 20
+
+// Generate runs a fitted plan: reference decode and VAE encode, Qwen text
+// and vision encoding, the DiT denoise loop, and the VAE decode into
+// r.Output. Each phase loads its weights and releases them before the next.
+// ctx is checked before every phase, every denoise step and every decoded
+// frame; a canceled run returns ErrCanceled having called nothing on the
+// output after the cancel. The same request and seed give the same frames
+// bit for bit.
+func (e *Engine) Generate(ctx context.Context, r Request, p *plan.Plan, sink Sink) (*Stats, error) {
+	if err := e.check(r, p); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.backend == nil {
+		return nil, errors.New("engine: closed")
+	}
+	if sink == nil {
+		sink = func(Event) {}
+	}
+	g := &generation{e: e, req: r, plan: p, part: e.partition(p.Partition), sink: sink, start: time.Now()}
+	if g.req.Steps == 0 {
+		g.req.Steps = DefaultSteps
+	}
+	for _, d := range p.Decisions {
+		sink(Event{Kind: EventDecision, Phase: PhasePlan, Message: fmt.Sprintf("%s (%s): %s", d.Kind, d.Target, d.Reason)})
+	}
+	for _, w := range p.Warnings {
+		sink(Event{Kind: EventWarning, Phase: PhasePlan, Message: w})
+	}
+	for _, ph := range []struct {
+		name Phase
+		run  func(context.Context) error
+	}{
+		{PhaseReferences, g.references},
+		{PhaseEncode, g.encode},
+		{PhaseDenoise, g.denoise},
+		{PhaseDecode, g.decode},
+	} {
+		if err := g.phase(ctx, ph.name, ph.run); err != nil {
+			return nil, err
+		}
+	}
+	st := g.stats()
+	sink(Event{Kind: EventDone, Phase: PhaseDone, Elapsed: st.Total, Stats: st})
+	return st, nil
+}
+
+// check validates what the plan cannot: that the request matches it.
+func (e *Engine) check(r Request, p *plan.Plan) error {
+	var errs []error
+	switch {
+	case p == nil || p.Layout == nil:
+		return errors.New("engine: Generate needs a plan from Engine.Plan")
+	case p.Verdict != plan.Fits:
+		return fmt.Errorf("engine: the plan was refused: %s", p.Error)
+	}
+	if r.Media == nil && (len(r.Refs) > 0 || r.First != "" || r.Last != "") {
+		errs = append(errs, errors.New("engine: the request has references but no MediaReader"))
+	}
+	if r.Output == nil {
+		errs = append(errs, errors.New("engine: the request has no Output"))
+	}
+	if len(r.Refs) != len(p.Layout.Refs) {
+		errs = append(errs, fmt.Errorf("engine: the request has %d references, its plan %d", len(r.Refs), len(p.Layout.Refs)))
+	} else {
+		for i, ref := range r.Refs {
+			if ref.Kind != p.Layout.Refs[i].Kind {
+				errs = append(errs, fmt.Errorf("engine: reference %d is a %s, planned as a %s", i+1, ref.Kind, p.Layout.Refs[i].Kind))
+			}
+		}
+	}
+	if (r.First != "") != p.Spec.First || (r.Last != "") != p.Spec.Last {
+		errs = append(errs, errors.New("engine: the request's first/last frames differ from its plan's"))
+	}
+	if r.Steps < 0 || r.Layers < 0 || r.Reuse < 0 {
+		errs = append(errs, errors.New("engine: steps, layers and reuse must not be negative"))
+	}
+	if e.partition(p.Partition) == nil {
+		errs = append(errs, fmt.Errorf("engine: the snapshot has no %s partition", p.Partition))
+	}
+	return errors.Join(errs...)
+}
+
+// generation is one Generate call's state, handed from phase to phase.
+type generation struct {
+	e     *Engine
+	req   Request
+	plan  *plan.Plan
+	part  *weights.Partition
+	sink  Sink
+	start time.Time
+	times []PhaseTime
+
+	inputs  []*prepared // anchors (FL2VA) or references (Ref2VA), in layout order
+	text    *textResult
+	video   []float32 // target video latent [C][T][H][W] after denoise
+	audio   []float32 // target audio latent [C][2][Ta]
+	latent  [4]int    // the target video latent's shape
+	forward int
+	cached  []string
+}
+
+// phase runs one stage with its start and end events, mapping a canceled
+// context to ErrCanceled.
+func (g *generation) phase(ctx context.Context, name Phase, run func(context.Context) error) error {
+	if ctx.Err() != nil {
+		return ErrCanceled
+	}
+	t0 := time.Now()
+	g.sink(Event{Kind: EventStart, Phase: name})
+	g.e.log.Info("engine: phase", "phase", string(name))
+	err := run(ctx)
+	el := time.Since(t0)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrCanceled) {
+			return ErrCanceled
+		}
+		return fmt.Errorf("engine: %s: %w", name, err)
+	}
+	g.times = append(g.times, PhaseTime{Phase: name, Elapsed: el})
+	g.e.log.Info("engine: phase done", "phase", string(name), "ms", el.Milliseconds())
+	g.sink(Event{Kind: EventEnd, Phase: name, Elapsed: el})
+	return nil
+}
+
+func (g *generation) stats() *Stats {
+	return &Stats{
+		Phases:     g.times,
+		Total:      time.Since(g.start),
+		PeakBytes:  peakRSS(),
+		Rows:       g.text.layout.Rows,
+		TextTokens: g.text.out.Tokens,
+		Frames:     g.plan.Frames,
+		Forwards:   g.forward,
+		Cached:     g.cached,
+	}
+}
+
+// component opens one component of the run's partition.
+func (g *generation) component(name string) (*weights.Component, weights.Source, error) {
+	c := g.part.Component(name)
+	if c == nil {
+		return nil, nil, fmt.Errorf("the %s partition has no %s", g.part.Name, name)
+	}
+	src, err := c.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, src, nil
+}

@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"h3studio/engine/dit"
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/sampler"
+	"h3studio/engine/vae"
+	"h3studio/engine/weights"
+)
+
+// Noise streams of one seed: the target latents, and the visual conditions'
+// augmentation. The release re-seeds its generator with the request seed
+// for each condition, so every condition draws from the same stream start.
+const (
+	streamVideo = 0
+	streamAudio = 1
+	streamCond  = 2
+)
+
+// previewFrameOf picks the previewed latent frame, T/previewFrameOf: the
+// middle of the clip, where motion has started.
+const previewFrameOf = 2
+
+// denoise loads the DiT, refines the text rows, bakes the AdaLN tables for
+// the run's schedule, pins the condition rows and walks the sampler from
+// pure noise to the target latents; then it releases the DiT.
+func (g *generation) denoise(ctx context.Context) error {
+	comp, src, err := g.component(weights.Transformer)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var cfgJSON []byte
+	if comp.Config != "" {
+		if cfgJSON, err = os.ReadFile(comp.Config); err != nil {
+			return err
+		}
+	}
+	cfg, err := dit.ConfigFor(src, cfgJSON)
+	if err != nil {
+		return err
+	}
+	res := dit.Resident
+	if g.plan.Residency.DiT == plan.Streamed {
+		res = dit.Streamed
+	}
+	m, err := dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	lay := g.text.layout
+	seq, err := m.NewSequence(lay.Segments, g.text.out.Tags)
+	if err != nil {
+		return err
+	}
+	text, err := m.EncodeText(g.text.out.Hidden, g.text.out.Tokens)
+	if err != nil {
+		return err
+	}
+	sched, err := g.schedule()
+	if err != nil {
+		return err
+	}
+	if err := m.PrepareAdaLN(dit.StepTimesteps(sched)); err != nil {
+		return err
+	}
+	if g.req.Layers > 0 && g.req.Layers < cfg.Layers {
+		active, err := sampler.ThinningConfig{Keep: g.req.Layers}.Active(m.GateScores())
+		if err != nil {
+			return err
+		}
+		if err := m.SetActive(active); err != nil {
+			return err
+		}
+	}
+	condVideo, condAudio, err := g.conditionRows(lay, cfg)
+	if err != nil {
+		return err
+	}
+	c, lt, lh, lw := cfg.LatentChannels, lay.LatentFrames, lay.Canvas.LatentH(), lay.Canvas.LatentW()
+	gen, err := m.NewGeneration(seq, text, condVideo, condAudio, [4]int{c, lt, lh, lw}, lay.AudioLatents)
+	if err != nil {
+		return err
+	}
+	seed := uint64(g.req.Seed)
+	g.latent = [4]int{c, lt, lh, lw}
+	g.video = sampler.Noise(seed, streamVideo, c*lt*lh*lw)
+	g.audio = sampler.Noise(seed, streamAudio, cfg.AudioChannels*2*lay.AudioLatents)
+	reuse := sampler.ReuseConfig{Every: g.req.Reuse}
+	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
+	t0 := time.Now()
+	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: reuse, Preview: func(step, total int, video []float32) {
+		g.stepEvent(step, total, time.Since(t0), video)
+	}}, gen, g.video, g.audio)
+}
+
+// schedule is the run's sigma ladder, with the partition's shifts when its
+// model_index.json names them.
+func (g *generation) schedule() (sampler.Schedule, error) {
+	vs, as := sampler.DefaultVideoShift, sampler.DefaultAudioShift
+	if s, ok := g.part.SigmaShift["video"]; ok && s > 0 {
+		vs = s
+	}
+	if s, ok := g.part.SigmaShift["audio"]; ok && s > 0 {
+		as = s
+	}
+	return sampler.NewSchedule(g.req.Steps, vs, as)
+}
+
+// stepEvent reports one finished denoise step with an ETA from the mean
+// step time so far, and the preview frame when asked for.
+func (g *generation) stepEvent(step, total int, el time.Duration, video []float32) {
+	ev := Event{Phase: PhaseDenoise, Step: step, Total: total, Elapsed: el}
+	ev.ETA = el / time.Duration(step) * time.Duration(total-step)
+	if g.req.Preview {
+		c, t, h, w := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
+		img, err := sampler.PreviewImage(video, c, t, h, w, t/previewFrameOf)
+		if err != nil {
+			g.e.log.Warn("engine: preview", "err", err)
+		} else {
+			ev.Preview = img
+		}
+	}
+	g.sink(ev)
+}
+
+// conditionRows builds the pinned rows in sequence order: visual conditions
+// (anchors, reference images and clips) patchified and augmented
+// 0.999·clean + 0.001·noise, reference audio packed clean.
+func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, audio []float32, err error) {
+	for _, s := range lay.Segments {
+		switch s.Kind {
+		case layout.SegAnchor, layout.SegRefImage, layout.SegRefVideo:
+			in, err := g.input(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			z := in.video
+			if z == nil || z.T != s.LatentT || z.H != s.Canvas.LatentH() || z.W != s.Canvas.LatentW() || z.C != cfg.LatentChannels {
+				return nil, nil, fmt.Errorf("%s segment of input %d: latent %s, want %d x %d x %d", s.Kind, s.Ref+1, latentShape(z), s.LatentT, s.Canvas.LatentH(), s.Canvas.LatentW())
+			}
+			noise := sampler.Noise(uint64(g.req.Seed), streamCond, len(z.Data))
+			rows, err := dit.ConditionRows(append([]float32(nil), z.Data...), z.C, z.T, z.H, z.W, noise, dit.VisualCondTimestep)
+			if err != nil {
+				return nil, nil, err
+			}
+			video = append(video, rows...)
+		case layout.SegRefAudio:
+			in, err := g.input(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			z := in.audio
+			if z == nil || z.T != s.AudioT || z.C != cfg.AudioChannels {
+				return nil, nil, fmt.Errorf("audio segment of input %d: latent of %v steps, want %d", s.Ref+1, audioSteps(z), s.AudioT)
+			}
+			rows, err := dit.PackAudio(z.Data, z.C, z.T)
+			if err != nil {
+				return nil, nil, err
+			}
+			audio = append(audio, rows...)
+		}
+	}
+	return video, audio, nil
+}
+
+func (g *generation) input(s layout.Segment) (*prepared, error) {
+	if s.Ref < 0 || s.Ref >= len(g.inputs) || g.inputs[s.Ref] == nil {
+		return nil, fmt.Errorf("%s segment names input %d, which was not prepared", s.Kind, s.Ref+1)
+	}
+	return g.inputs[s.Ref], nil
+}
+
+func latentShape(z *vae.Latent) string {
+	if z == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d x %d x %d x %d", z.C, z.T, z.H, z.W)
+}
+
+func audioSteps(z *vae.AudioLatent) any {
+	if z == nil {
+		return "no"
+	}
+	return z.T
+}

@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/textenc"
+	"h3studio/engine/tokenizer"
+	"h3studio/engine/weights"
+)
+
+// textResult is the encode phase's product: the Qwen residual stream and
+// the layout re-based on its real length.
+type textResult struct {
+	out    *textenc.Output
+	layout *layout.Layout
+}
+
+// encode realises the plan's Qwen presentation with the partition's
+// tokenizer and the prepared pictures, runs the text encoder (vision tower
+// and language layers) and releases it. A presentation already encoded in
+// this process (same prompt, same inputs) comes from the cache.
+func (g *generation) encode(ctx context.Context) error {
+	l := g.plan.Layout
+	items, err := g.visionItems()
+	if err != nil {
+		return err
+	}
+	key := textKey(g.req.Prompt, l.Qwen, items)
+	var out *textenc.Output
+	if v, ok := g.e.cache.get(key); ok {
+		out = v.(*textenc.Output)
+		g.cached = append(g.cached, "text")
+	} else {
+		if out, err = g.runTextEncoder(ctx, items); err != nil {
+			return err
+		}
+		g.e.cache.put(key, out)
+	}
+	lay, err := withTextRows(l, out.Tokens)
+	if err != nil {
+		return err
+	}
+	if lay.Rows != l.Rows {
+		g.e.log.Debug("engine: text rows differ from the plan", "planned", l.Qwen.Tokens(), "realised", out.Tokens)
+	}
+	g.text = &textResult{out: out, layout: lay}
+	return nil
+}
+
+func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (*textenc.Output, error) {
+	if g.part.Tokenizer == "" {
+		return nil, fmt.Errorf("the %s partition has no tokenizer.json", g.part.Name)
+	}
+	tok, err := tokenizer.Load(g.part.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	comp, src, err := g.component(weights.TextEncoder)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	cfg, err := textenc.LoadConfig(comp.Config)
+	if err != nil {
+		return nil, err
+	}
+	res := textenc.Resident
+	if g.plan.Residency.TextEncoder == plan.Streamed {
+		res = textenc.Streamed
+	}
+	m, err := textenc.New(g.e.backend, src, cfg, textenc.Options{Residency: res, Logger: g.e.log})
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	in, err := m.Realise(tok, g.plan.Layout.Qwen, g.req.Prompt, items)
+	if err != nil {
+		return nil, err
+	}
+	return m.Encode(ctx, in)
+}
+
+// visionItems builds one vision item per vision span of the presentation,
+// in order: an image (anchor or reference) repeats its frame over the
+// tower's temporal patch; a clip block takes the frames the span lists.
+func (g *generation) visionItems() ([]textenc.Item, error) {
+	var items []textenc.Item
+	for _, sp := range g.plan.Layout.Qwen.Spans {
+		if !sp.Kind.IsVision() {
+			continue
+		}
+		if sp.Ref < 0 || sp.Ref >= len(g.inputs) || g.inputs[sp.Ref] == nil {
+			return nil, fmt.Errorf("vision block of input %d has no decoded input", sp.Ref+1)
+		}
+		in := g.inputs[sp.Ref]
+		if in.canvas != sp.Canvas {
+			return nil, fmt.Errorf("input %d decoded on %s, its vision block wants %s", sp.Ref+1, in.canvas, sp.Canvas)
+		}
+		it := textenc.Item{Height: sp.Canvas.Height, Width: sp.Canvas.Width, Pool: sp.Pool}
+		if sp.Kind == layout.SpanImage {
+			it.Frames = [][]float32{in.still, in.still}
+		} else {
+			for _, f := range sp.Frames {
+				px, ok := in.samples[f]
+				if !ok {
+					return nil, fmt.Errorf("input %d: frame %d was not sampled", sp.Ref+1, f)
+				}
+				it.Frames = append(it.Frames, px)
+			}
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// textKey identifies a presentation by content: the prompt, every span,
+// and every vision item's pixels.
+func textKey(prompt string, p layout.Presentation, items []textenc.Item) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "text|%q|", prompt)
+	for _, sp := range p.Spans {
+		fmt.Fprintf(h, "%d|%q|%d|%d|%d|%v|%v|", sp.Kind, sp.Text, sp.Ref, sp.GridH, sp.GridW, sp.Frames, sp.Pool)
+	}
+	var b [4]byte
+	for _, it := range items {
+		fmt.Fprintf(h, "item|%d|%d|%v|", it.Width, it.Height, it.Pool)
+		for _, f := range it.Frames {
+			for _, v := range f {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+				h.Write(b[:])
+			}
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// withTextRows returns the layout with its text segment resized to the
+// realised Qwen length n. The planner counts labels with the release
+// vocabulary; a checkpoint whose tokenizer splits them differently (the
+// tiny model's) yields another length, and the release's rule is that the
+// media cursor starts at text_len, so every later segment moves by the
+// difference in both its first row and its RoPE time.
+func withTextRows(l *layout.Layout, n int) (*layout.Layout, error) {
+	if len(l.Segments) == 0 || l.Segments[0].Kind != layout.SegText {
+		return nil, fmt.Errorf("layout does not start with text rows")
+	}
+	d := n - l.Segments[0].Rows
+	if d == 0 {
+		return l, nil
+	}
+	out := *l
+	out.Segments = append([]layout.Segment(nil), l.Segments...)
+	out.Segments[0].Rows = n
+	for i := 1; i < len(out.Segments); i++ {
+		out.Segments[i].Start += d
+		out.Segments[i].T0 += float64(d)
+	}
+	out.Rows += d
+	return &out, nil
+}
