@@ -95,6 +95,7 @@ type QwenVisionConfig struct {
 type VideoVAEConfig struct {
 	ClassName         string    `json:"_class_name"`
 	SourcePath        string    `json:"source_path"`
+	LatentChannels    int64     `json:"latent_channels"`
 	VAEClipLength     int64     `json:"vae_clip_length"`
 	VAETokenDrop      int64     `json:"vae_token_drop"`
 	VAETileSize       int64     `json:"vae_tile_size"`
@@ -121,20 +122,28 @@ type VideoVAESourceConfig struct {
 	CausalEncoder  bool             `json:"causal_encoder"`
 	Use3DConv      bool             `json:"use_3d_conv"`
 	UseViTDecoder  bool             `json:"use_vit_decoder"`
+	PixelNormType  string           `json:"pixel_norm_type"`
+	ScalingFactor  float64          `json:"scaling_factor"`
+	ShiftFactor    float64          `json:"shift_factor"`
 	ViTDecoder     ViTDecoderConfig `json:"vit_decoder_kwargs"`
 }
 
 // ViTDecoderConfig is the ViT3D decoder block of VideoVAESourceConfig.
 type ViTDecoderConfig struct {
-	NumLayers         int64   `json:"num_layers"`
-	Heads             int64   `json:"heads"`
-	DimHead           int64   `json:"dim_head"`
-	RopeTheta         float64 `json:"rope_theta"`
-	RopeDimRatio      float64 `json:"rope_dim_ratio"`
-	NumRegisterTokens int64   `json:"num_register_tokens"`
-	FFNUseGated       bool    `json:"ffn_use_gated"`
-	FFNActivationFn   string  `json:"ffn_activation_fn"`
+	NumLayers       int64   `json:"num_layers"`
+	Heads           int64   `json:"heads"`
+	DimHead         int64   `json:"dim_head"`
+	RopeTheta       float64 `json:"rope_theta"`
+	RopeDimRatio    float64 `json:"rope_dim_ratio"`
+	NormType        string  `json:"norm_type"`
+	QKNormType      string  `json:"qk_norm_type"`
+	QKNormAffine    bool    `json:"qk_norm_affine"`
+	FFNUseGated     bool    `json:"ffn_use_gated"`
+	FFNActivationFn string  `json:"ffn_activation_fn"`
 }
+
+// vitRegisterTokens is fixed by the release (no config key states it).
+const vitRegisterTokens = 4
 
 // AudioVAEConfig is audio_vae/config.json.
 type AudioVAEConfig struct {
@@ -147,23 +156,26 @@ type AudioVAEConfig struct {
 }
 
 // AudioVAEKwargs is metadata.json's metadata.kwargs: the network shape.
-// sample_rate, vae_latent_channels, latent_dim, decoder_dim and
-// decoder_rates are the release's keys; the rest are spelled by this
-// package (the release hard-codes them) and carry the release values at
-// full size.
+// num_attention_heads and decoder_kernel_sizes are not in the release's
+// metadata (which fixes them at 8 and 9,9,4,4,4,4,4); other ports read
+// these keys, and the tiny model needs them. The fields without a JSON key
+// are release constants no config states.
 type AudioVAEKwargs struct {
-	SampleRate            int64     `json:"sample_rate"`
-	VAELatentChannels     int64     `json:"vae_latent_channels"`
-	LatentDim             int64     `json:"latent_dim"`
-	DecoderDim            int64     `json:"decoder_dim"`
-	DecoderRates          []int64   `json:"decoder_rates"`
-	DecoderKernelSizes    []int64   `json:"decoder_kernel_sizes"`
-	ResblockKernelSizes   []int64   `json:"resblock_kernel_sizes"`
-	ResblockDilationSizes [][]int64 `json:"resblock_dilation_sizes"`
-	EncoderDim            int64     `json:"encoder_dim"`
-	EncoderRates          []int64   `json:"encoder_rates"`
-	EncoderDilations      []int64   `json:"encoder_dilations"`
-	AttentionHeads        int64     `json:"attention_heads"`
+	SampleRate         int64   `json:"sample_rate"`
+	VAELatentChannels  int64   `json:"vae_latent_channels"`
+	LatentDim          int64   `json:"latent_dim"`
+	DecoderDim         int64   `json:"decoder_dim"`
+	DecoderRates       []int64 `json:"decoder_rates"`
+	DecoderType        string  `json:"decoder_type"`
+	DecoderKernelSizes []int64 `json:"decoder_kernel_sizes"`
+	EncoderDim         int64   `json:"encoder_dim"`
+	EncoderRates       []int64 `json:"encoder_rates"`
+	AttnProj           bool    `json:"attn_proj"`
+	NumAttentionHeads  int64   `json:"num_attention_heads"`
+
+	ResblockKernelSizes   []int64   `json:"-"`
+	ResblockDilationSizes [][]int64 `json:"-"`
+	EncoderDilations      []int64   `json:"-"`
 }
 
 // ropeInvFreq is the DiT's shared per-axis frequency table,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"h3studio/engine/tokenizer"
+	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
 )
@@ -186,5 +187,20 @@ func TestTinyTokenizerMatchesHF(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestTinyVAEConfigsParse reads the tiny VAE configs with engine/vae's
+// parsers, which implement the release's keys, with no bridging.
+func TestTinyVAEConfigsParse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vae.ReadVideoConfig(filepath.Join(dir, "FL2VA", "video_vae", "source", "config.json")); err != nil {
+		t.Error(err)
+	}
+	if _, err := vae.ReadAudioConfig(filepath.Join(dir, "FL2VA", "audio_vae", "config.json")); err != nil {
+		t.Error(err)
 	}
 }

@@ -88,21 +88,23 @@ var videoLatentsStd = []float64{
 // channels over 4 narrow encoder levels, and a 2-layer ViT3D decoder.
 func TinyVideoVAEConfigs() (VideoVAEConfig, VideoVAESourceConfig) {
 	return VideoVAEConfig{
-			ClassName: "MiniMaxH3VideoVAE", SourcePath: "source", VAEClipLength: 17, VAETokenDrop: 3,
+			ClassName: "MiniMaxH3VideoVAE", SourcePath: "source", LatentChannels: 24, VAEClipLength: 17, VAETokenDrop: 3,
 			VAETileSize: 256, VAETileOverlapMin: 64, LatentsMean: videoLatentsMean, LatentsStd: videoLatentsStd,
 		}, VideoVAESourceConfig{
 			InChannels: 3, OutCh: 3, Ch: 32, ChMult: []int64{1, 1, 1, 2}, NumResBlocks: 1,
 			SpaceDown: []int64{2, 2, 2, 2}, TimeDown: []int64{1, 2, 2, 1}, ZChannels: 24, EmbedDim: 24,
 			VAERatio: 16, VAERatioT: 4, PaddingMode: "reflect", UseTIsolatedGN: true, CausalEncoder: true,
-			Use3DConv: true, UseViTDecoder: true,
+			Use3DConv: true, UseViTDecoder: true, PixelNormType: "imagenet", ScalingFactor: 1, ShiftFactor: 0,
 			ViTDecoder: ViTDecoderConfig{NumLayers: 2, Heads: 2, DimHead: 16, RopeTheta: 100, RopeDimRatio: 0.75,
-				NumRegisterTokens: 4, FFNUseGated: true, FFNActivationFn: "silu"},
+				NormType: "rms_norm", QKNormType: "rms_norm", FFNUseGated: true, FFNActivationFn: "silu"},
 		}
 }
 
 // TinyAudioVAEConfigs returns the tiny audio VAE: the real hop (encoder
 // strides 2,4,4,5,5; decoder rates 5,5,2,2,2,2,2) and 32 latent channels,
-// with narrow widths (encoder 2 -> 64, decoder 128 -> 1).
+// with narrow widths (encoder 2 -> 64, decoder 128 -> 1) and 2 attention
+// heads (latent_dim/heads must be a multiple of the 32 latent channels:
+// 64/2, like the real 2048/8).
 func TinyAudioVAEConfigs(seed uint64) (AudioVAEConfig, AudioVAEKwargs) {
 	r := rand.New(rand.NewPCG(seed, 0xa0d10))
 	mean, std := make([]float64, 32), make([]float64, 32)
@@ -113,9 +115,10 @@ func TinyAudioVAEConfigs(seed uint64) (AudioVAEConfig, AudioVAEKwargs) {
 	return AudioVAEConfig{ClassName: "MiniMaxH3AudioVAE", LatentChannels: 32, OutputChannel: 2, SampleRate: 32000, LatentsMean: mean, LatentsStd: std},
 		AudioVAEKwargs{
 			SampleRate: 32000, VAELatentChannels: 32, LatentDim: 64, DecoderDim: 128,
-			DecoderRates: []int64{5, 5, 2, 2, 2, 2, 2}, DecoderKernelSizes: []int64{9, 9, 4, 4, 4, 4, 4},
+			DecoderRates: []int64{5, 5, 2, 2, 2, 2, 2}, DecoderType: "bigvgan", DecoderKernelSizes: []int64{9, 9, 4, 4, 4, 4, 4},
+			EncoderDim: 2, EncoderRates: []int64{2, 4, 4, 5, 5}, AttnProj: true, NumAttentionHeads: 2,
 			ResblockKernelSizes: []int64{3, 7, 11}, ResblockDilationSizes: [][]int64{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}},
-			EncoderDim: 2, EncoderRates: []int64{2, 4, 4, 5, 5}, EncoderDilations: []int64{1, 3, 9}, AttentionHeads: 8,
+			EncoderDilations: []int64{1, 3, 9},
 		}
 }
 

@@ -175,7 +175,7 @@ func videoVAESpecs(c VideoVAESourceConfig) specList {
 	d := c.ViTDecoder
 	dim := d.Heads * d.DimHead
 	l.linear("decoder.x_embedder", F32, dim, c.ZChannels, true)
-	l.add("decoder.register_tokens", F32, initBias, 1, d.NumRegisterTokens, dim)
+	l.add("decoder.register_tokens", F32, initBias, 1, vitRegisterTokens, dim)
 	l.add("decoder.mask_token", F32, initBias, 1, 1, dim)
 	for i := int64(0); i < d.NumLayers; i++ {
 		p := fmt.Sprintf("decoder.transformer_blocks.%d.", i)
