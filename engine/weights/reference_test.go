@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"h3studio/engine/tokenizer"
@@ -202,5 +203,66 @@ func TestTinyVAEConfigsParse(t *testing.T) {
 	}
 	if _, err := vae.ReadAudioConfig(filepath.Join(dir, "FL2VA", "audio_vae", "config.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// nameSet lists tensor names with every block index replaced by N.
+func nameSet(t *testing.T, paths ...string) map[string]bool {
+	re := regexp.MustCompile(`\.\d+\.`)
+	out := map[string]bool{}
+	for _, p := range paths {
+		f, err := safetensors.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range f.Tensors {
+			out[re.ReplaceAllString(ti.Name, ".N.")] = true
+		}
+		f.Close()
+	}
+	return out
+}
+
+// TestTinyNamesMatchReferenceStateDicts compares the tiny DiT and VAE
+// tensor names with the state dicts of the reference modules (ComfyUI's
+// MiniMaxH3Model, MiniMaxH3VideoVAE and the audio VAE) that the dit and
+// vae parity generators under tools/fixtures saved.
+func TestTinyNamesMatchReferenceStateDicts(t *testing.T) {
+	fx := filepath.Join("..", "..", "tools", "fixtures")
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "FL2VA")
+	cases := []struct {
+		name      string
+		reference []string
+		tiny      []string
+	}{
+		{"transformer", []string{filepath.Join(fx, "dit", "testdata", "weights.safetensors")},
+			[]string{filepath.Join(p, "transformer", "model-00001-of-00002.safetensors"), filepath.Join(p, "transformer", "model-00002-of-00002.safetensors")}},
+		{"video_vae", []string{filepath.Join(fx, "vae", "video_weights_encoder.safetensors"), filepath.Join(fx, "vae", "video_weights_decoder.safetensors")},
+			[]string{filepath.Join(p, "video_vae", "source", "model.safetensors")}},
+		{"audio_vae", []string{filepath.Join(fx, "vae", "audio_weights_encoder.safetensors"), filepath.Join(fx, "vae", "audio_weights_decoder.safetensors")},
+			[]string{filepath.Join(p, "audio_vae", "model.safetensors")}},
+	}
+	for _, c := range cases {
+		for _, r := range c.reference {
+			if _, err := os.Stat(r); err != nil {
+				t.Skipf("reference fixture %s is not in this checkout", r)
+			}
+		}
+		ref, tiny := nameSet(t, c.reference...), nameSet(t, c.tiny...)
+		for n := range ref {
+			if !tiny[n] {
+				t.Errorf("%s: reference has %s, the tiny snapshot does not", c.name, n)
+			}
+		}
+		for n := range tiny {
+			if !ref[n] {
+				t.Errorf("%s: tiny snapshot has %s, the reference does not", c.name, n)
+			}
+		}
+		t.Logf("%s: %d name patterns agree", c.name, len(ref))
 	}
 }
