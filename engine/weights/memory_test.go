@@ -95,6 +95,7 @@ func TestStreamUnalignedShardBoundedMemory(t *testing.T) {
 	for i := range prefixes {
 		prefixes[i] = fmt.Sprintf("blocks.%d.", i)
 	}
+	fileBase, _ := ReadMemStat()
 	mem := startAnonSampler(t)
 	s, err := NewBlockStreamer(b, src, prefixes, SynthSuffixes, nil)
 	if err != nil {
@@ -122,6 +123,13 @@ func TestStreamUnalignedShardBoundedMemory(t *testing.T) {
 	t.Logf("streamed %d MiB through 2 slots of %d MiB: peak RssAnon growth %d MiB (bound %d MiB)", s.Bytes>>20, s.SlotBytes()>>20, grow>>20, bound>>20)
 	if grow > bound {
 		t.Fatalf("anonymous memory grew %d MiB while streaming a %d MiB shard; bound %d MiB", grow>>20, memShard>>20, bound>>20)
+	}
+	// Copied pages are dropped from the mapping, so the file-backed part
+	// of the process does not accumulate the shard either.
+	if end, _ := ReadMemStat(); end.RSSFile-fileBase.RSSFile > int64(s.SlotBytes()) {
+		t.Fatalf("file-backed memory grew %d MiB while streaming; the streamer should release copied pages", (end.RSSFile-fileBase.RSSFile)>>20)
+	} else {
+		t.Logf("file-backed RSS growth %d MiB", (end.RSSFile-fileBase.RSSFile)>>20)
 	}
 	ws, _ := s.Wait(memBlocks - 1)
 	if v := ws.Get("w3").F32(); v[5] != SynthRowValue(5) || v[1024+7] != SynthRowValue(7) {
