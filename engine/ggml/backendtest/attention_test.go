@@ -50,6 +50,10 @@ func causalLong(t *testing.T, b *ggml.Backend, n int) {
 	}
 	var chunks int
 	for _, nd := range g.Ops() {
+		// the largest tensor may be one chunk's mask (chunk x keys), never S x S
+		if el := nd.Shape[0] * nd.Shape[1] * nd.Shape[2] * nd.Shape[3]; el > int64(ggml.DefaultAttentionChunk+64)*int64(n) {
+			t.Errorf("node %s holds %d elements (S x S = %d)", nd, el, int64(n)*int64(n))
+		}
 		if nd.Op == "FLASH_ATTN_EXT" {
 			chunks++
 			if nd.Src[0].Shape[1] > ggml.MaxAttentionRows {
