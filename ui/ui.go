@@ -1,14 +1,24 @@
-// Package ui is H3 Studio's Fyne front end. It talks only to package app;
-// engine work runs off the UI goroutine and reaches widgets via fyne.Do.
+// Package ui is H3 Studio's Fyne front end: the studio window where a
+// creator drops references, edits the request while the planner's verdict
+// updates live, renders with per-step previews and scrubs the finished clip
+// on a timeline. It drives package app's core (request, planner, job queue,
+// history) and never runs engine work on the UI goroutine: workers hand
+// updates to an injected executor (fyne.Do in the app, a serial executor in
+// tests), coalesced to the display rate.
 package ui
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"h3studio/app"
+	"h3studio/engine/plan"
 	"h3studio/resources"
 )
 
@@ -39,11 +49,75 @@ func Run(opts Options) error {
 }
 
 // NewMainWindow builds the studio window on a (the real app or Fyne's test
-// app) without showing it.
+// app) without showing it, wired to the real core: the embedded tiny model
+// unless a snapshot is chosen, history and cache in the app's storage,
+// clips in the user's Movies folder.
 func NewMainWindow(a fyne.App) fyne.Window {
-	w := a.NewWindow("H3 Studio " + app.Version)
-	w.SetContent(newHome())
-	w.Resize(fyne.NewSize(1100, 720))
+	cfg, closeCore := DefaultConfig(a)
+	s := NewStudio(a, cfg)
+	w := s.Window()
 	w.SetMaster()
+	w.SetOnClosed(func() {
+		s.Close()
+		closeCore()
+	})
 	return w
+}
+
+// DefaultConfig is the production wiring of the studio to the app core.
+// The returned function releases the engines when the window closes.
+func DefaultConfig(a fyne.App) (Config, func()) {
+	root := a.Storage().RootURI().Path()
+	hist, err := app.OpenHistory(filepath.Join(root, "history"))
+	if err != nil {
+		// A broken history folder must not stop the app; this session's
+		// renders are kept in a fresh folder instead.
+		tmp, terr := os.MkdirTemp("", "h3studio-history-")
+		if terr == nil {
+			hist, err = app.OpenHistory(tmp)
+		}
+		if err != nil {
+			hist = nil
+		}
+	}
+	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), Preview: true}
+	cfg := Config{
+		Exec:      Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
+		Render:    rd.Render,
+		Plan:      PlanWith(rd),
+		History:   hist,
+		OutputDir: outputDir(root),
+		Machine:   "auto",
+	}
+	return cfg, rd.Close
+}
+
+// outputDir is ~/Movies/H3 Studio, or the app's storage when there is no
+// home folder.
+func outputDir(root string) string {
+	if home, err := os.UserHomeDir(); err == nil {
+		d := filepath.Join(home, "Movies", "H3 Studio")
+		if os.MkdirAll(d, 0o755) == nil {
+			return d
+		}
+	}
+	d := filepath.Join(root, "renders")
+	_ = os.MkdirAll(d, 0o755) // a failure shows up as the planner's output-folder sentence
+	return d
+}
+
+// PlanWith plans requests with the renderer that will run them, so the
+// window shows exactly the plan a render would execute.
+func PlanWith(rd *app.Renderer) PlanFunc {
+	return func(ctx context.Context, req app.Request) (*plan.Plan, error) {
+		job, err := rd.Prepare(ctx, req)
+		var refused *app.RefusedError
+		if errors.As(err, &refused) {
+			return refused.Plan, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return job.Plan, nil
+	}
 }

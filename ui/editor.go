@@ -1,0 +1,204 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/app"
+	"h3studio/engine/layout"
+)
+
+// promptTemplate is the structured prompt the model card recommends, one
+// click away from an empty editor.
+const promptTemplate = "Scene: \nAction: \nCamera: \nLook: \nAudio: "
+
+// Length units of the duration field.
+const (
+	unitSeconds = "seconds"
+	unitFrames  = "frames"
+)
+
+// editor holds the request fields other than the references.
+type editor struct {
+	prompt   *widget.Entry
+	template *widget.Button
+	width    *widget.Entry
+	height   *widget.Entry
+	length   *widget.Entry
+	unit     *widget.Select
+	aligned  *widget.Label
+	seed     *widget.Entry
+	dice     *widget.Button
+	preset   *widget.Select
+	steps    *widget.Entry
+	advanced *widget.Accordion
+}
+
+// presetTitle is a preset's name as the picker shows it ("Balanced").
+func presetTitle(name string) string {
+	if name == "" {
+		return ""
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+func newEditor(changed func()) *editor {
+	e := &editor{}
+	e.prompt = widget.NewMultiLineEntry()
+	e.prompt.SetPlaceHolder("Describe the clip: what happens, how it is filmed, what it sounds like")
+	e.prompt.Wrapping = fyne.TextWrapWord
+	e.prompt.SetMinRowsVisible(5)
+	e.template = widget.NewButtonWithIcon("Template", theme.DocumentCreateIcon(), func() {
+		if strings.TrimSpace(e.prompt.Text) == "" {
+			e.prompt.SetText(promptTemplate)
+		} else {
+			e.prompt.SetText(e.prompt.Text + "\n" + promptTemplate)
+		}
+	})
+	e.width, e.height = widget.NewEntry(), widget.NewEntry()
+	e.width.SetText(strconv.Itoa(app.DefaultWidth))
+	e.height.SetText(strconv.Itoa(app.DefaultHeight))
+	e.length = widget.NewEntry()
+	e.length.SetText("2")
+	e.unit = widget.NewSelect([]string{unitSeconds, unitFrames}, nil)
+	e.unit.SetSelected(unitSeconds)
+	e.aligned = widget.NewLabel("")
+	e.seed = widget.NewEntry()
+	e.seed.SetText("42")
+	e.dice = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() {
+		e.seed.SetText(strconv.FormatInt(rand.Int64N(1<<31), 10))
+	})
+	var names []string
+	for _, p := range app.Presets {
+		names = append(names, presetTitle(p.Name))
+	}
+	e.preset = widget.NewSelect(names, nil)
+	e.preset.SetSelected("Default")
+	e.steps = widget.NewEntry()
+	e.steps.SetPlaceHolder("preset's")
+	e.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced",
+		widget.NewForm(widget.NewFormItem("Steps", e.steps))))
+
+	// Handlers go on last so setting the defaults above plans nothing.
+	for _, en := range []*widget.Entry{e.prompt, e.width, e.height, e.length, e.seed, e.steps} {
+		en.OnChanged = func(string) { changed() }
+	}
+	e.unit.OnChanged = func(string) { changed() }
+	e.preset.OnChanged = func(string) { changed() }
+	e.updateAligned()
+	return e
+}
+
+func (e *editor) view() fyne.CanvasObject {
+	size := container.NewBorder(nil, nil, nil, widget.NewLabel("px"),
+		container.NewGridWithColumns(3, e.width, widget.NewLabel("×"), e.height))
+	length := container.NewBorder(nil, nil, nil, e.unit, e.length)
+	seed := container.NewBorder(nil, nil, nil, e.dice, e.seed)
+	form := widget.NewForm(
+		widget.NewFormItem("Canvas", size),
+		widget.NewFormItem("Length", length),
+		widget.NewFormItem("", e.aligned),
+		widget.NewFormItem("Seed", seed),
+		widget.NewFormItem("Preset", e.preset),
+	)
+	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Prompt", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.template)
+	return container.NewVBox(head, e.prompt, form, e.advanced)
+}
+
+// fill sets the fields of r into the editor (restoring a past request).
+func (e *editor) fill(r app.Request) {
+	e.prompt.SetText(r.Prompt)
+	if r.Width > 0 && r.Height > 0 {
+		e.width.SetText(strconv.Itoa(r.Width))
+		e.height.SetText(strconv.Itoa(r.Height))
+	}
+	switch {
+	case r.Seconds > 0:
+		e.unit.SetSelected(unitSeconds)
+		e.length.SetText(strconv.FormatFloat(r.Seconds, 'f', -1, 64))
+	case r.Frames > 0:
+		e.unit.SetSelected(unitFrames)
+		e.length.SetText(strconv.Itoa(r.Frames))
+	}
+	e.seed.SetText(strconv.FormatInt(r.Seed, 10))
+	if r.Preset != "" {
+		e.preset.SetSelected(presetTitle(strings.ToLower(r.Preset)))
+	}
+	if r.Steps > 0 && !presetSteps(r.Preset, r.Steps) {
+		e.steps.SetText(strconv.Itoa(r.Steps))
+	} else {
+		e.steps.SetText("")
+	}
+}
+
+// presetSteps reports whether steps is what the preset would give anyway.
+func presetSteps(preset string, steps int) bool {
+	for _, p := range app.Presets {
+		if strings.EqualFold(p.Name, preset) {
+			return p.Steps == steps
+		}
+	}
+	return false
+}
+
+// apply reads the editor into r. Field errors come back together, each in
+// words that say which field and what to type.
+func (e *editor) apply(r *app.Request) error {
+	var errs []error
+	num := func(field, s string) int {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be a whole number of pixels above zero", field))
+			return 0
+		}
+		return v
+	}
+	r.Prompt = e.prompt.Text
+	r.Width, r.Height = num("width", e.width.Text), num("height", e.height.Text)
+	ls := strings.TrimSpace(e.length.Text)
+	if e.unit.Selected == unitFrames {
+		if v, err := strconv.Atoi(ls); err == nil && v > 0 {
+			r.Frames = v
+		} else {
+			errs = append(errs, errors.New("length must be a whole number of frames above zero"))
+		}
+	} else if v, err := strconv.ParseFloat(ls, 64); err == nil && v > 0 {
+		r.Seconds = v
+	} else {
+		errs = append(errs, errors.New("length must be a number of seconds above zero, such as 2 or 0.5"))
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(e.seed.Text), 10, 64); err == nil {
+		r.Seed = v
+	} else {
+		errs = append(errs, errors.New("seed must be a whole number; press the dice for a random one"))
+	}
+	r.Preset = strings.ToLower(e.preset.Selected)
+	if st := strings.TrimSpace(e.steps.Text); st != "" {
+		if v, err := strconv.Atoi(st); err == nil && v > 0 {
+			r.Steps = v
+		} else {
+			errs = append(errs, errors.New("steps must be a whole number above zero, or empty for the preset's"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// updateAligned shows the frame count the model will actually make (17n+5
+// at 24 fps) and the clip's length.
+func (e *editor) updateAligned() {
+	var r app.Request
+	if err := e.apply(&r); err != nil || r.RequestedFrames() <= 0 {
+		e.aligned.SetText("")
+		return
+	}
+	n := layout.AlignFrames(r.RequestedFrames())
+	e.aligned.SetText(fmt.Sprintf("→ %d frames = %.2f s at %d fps (17n+5)", n, float64(n)/layout.FPS, layout.FPS))
+}

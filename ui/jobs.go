@@ -1,0 +1,330 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/app"
+	"h3studio/engine"
+	"h3studio/media"
+)
+
+// jobRow is one submitted job as the queue view shows it.
+type jobRow struct {
+	id     string
+	prompt string
+	status app.JobStatus
+	output string
+	err    string
+}
+
+// Render queues the request as edited. The button is disabled, with the
+// reason shown, while the plan does not fit.
+func (s *Studio) Render() {
+	if !s.fits || s.planned != s.edits {
+		return
+	}
+	req, err := s.Request()
+	if err != nil {
+		return
+	}
+	req.Output = filepath.Join(s.cfg.OutputDir, fmt.Sprintf("h3studio-%s-seed%d.mp4", time.Now().Format("20060102-150405.000"), req.Seed))
+	id, err := s.queue.Submit(req)
+	if err != nil {
+		s.reason.SetText(sentence(err))
+		return
+	}
+	s.jobs = append(s.jobs, &jobRow{id: id, prompt: req.Prompt, status: app.StatusQueued, output: req.Output})
+	s.showQueue()
+}
+
+// CancelRunning cancels the job being rendered.
+func (s *Studio) CancelRunning() {
+	if s.running != "" {
+		s.queue.Cancel(s.running)
+	}
+}
+
+// observe receives the queue's events on its worker goroutine and hands
+// them to the UI: statuses in order, progress coalesced to the display rate.
+func (s *Studio) observe(ev app.JobEvent) {
+	if ev.Event != nil {
+		e := *ev.Event
+		if e.Kind == engine.EventProgress {
+			s.co.replace("progress", func() { s.showProgress(ev.JobID, e) })
+			return
+		}
+		s.co.post(func() { s.showPhase(ev.JobID, e) })
+		return
+	}
+	s.co.post(func() { s.jobStatus(ev.JobID, ev.Status, ev.Err) })
+}
+
+func (s *Studio) job(id string) *jobRow {
+	for _, j := range s.jobs {
+		if j.id == id {
+			return j
+		}
+	}
+	return nil
+}
+
+func (s *Studio) showProgress(id string, e engine.Event) {
+	if id != s.running {
+		return
+	}
+	if e.Total > 0 {
+		s.progress.SetValue(float64(e.Step) / float64(e.Total))
+		s.phase.SetText(fmt.Sprintf("%s %d/%d", phaseTitle(e.Phase), e.Step, e.Total))
+	}
+	if e.ETA > 0 {
+		s.eta.SetText(fmt.Sprintf("%s left in %s", e.ETA.Round(100*time.Millisecond), phaseTitle(e.Phase)))
+	}
+	if e.Preview != nil {
+		s.preview.Image = e.Preview
+		s.preview.Refresh()
+		s.previews++
+		if s.stage.SelectedIndex() != 0 {
+			s.stage.SelectIndex(0)
+		}
+	}
+}
+
+func (s *Studio) showPhase(id string, e engine.Event) {
+	if id != s.running {
+		return
+	}
+	switch e.Kind {
+	case engine.EventStart:
+		s.phase.SetText(phaseTitle(e.Phase) + "…")
+		s.progress.SetValue(0)
+		s.eta.SetText("")
+	case engine.EventDecision, engine.EventWarning:
+		s.notice.SetText(e.Message)
+	}
+}
+
+// phaseTitle names an engine phase for people.
+func phaseTitle(p engine.Phase) string {
+	switch p {
+	case engine.PhasePlan:
+		return "Planning"
+	case engine.PhaseLoad:
+		return "Loading weights"
+	case engine.PhaseReferences:
+		return "Reading references"
+	case engine.PhaseEncode:
+		return "Encoding prompt"
+	case engine.PhaseDenoise:
+		return "Denoising"
+	case engine.PhaseDecode:
+		return "Decoding"
+	case engine.PhaseMux:
+		return "Writing MP4"
+	}
+	return string(p)
+}
+
+func (s *Studio) jobStatus(id string, st app.JobStatus, err error) {
+	j := s.job(id)
+	if j == nil {
+		j = &jobRow{id: id}
+		s.jobs = append(s.jobs, j)
+	}
+	j.status = st
+	if err != nil {
+		j.err = sentence(err)
+	}
+	switch st {
+	case app.StatusRunning:
+		s.running = id
+		s.cancelBtn.Enable()
+		s.phase.SetText("Starting…")
+		s.progress.SetValue(0)
+		s.eta.SetText("")
+	case app.StatusDone, app.StatusFailed, app.StatusCanceled:
+		if s.running == id {
+			s.running = ""
+			s.cancelBtn.Disable()
+			s.eta.SetText("")
+			s.phase.SetText(map[app.JobStatus]string{app.StatusDone: "Done", app.StatusFailed: "Failed", app.StatusCanceled: "Canceled"}[st])
+			if st == app.StatusFailed {
+				s.notice.SetText("The render failed: " + j.err)
+			}
+			if st == app.StatusDone {
+				s.progress.SetValue(1)
+			} else {
+				s.progress.SetValue(0)
+			}
+		}
+		if st == app.StatusDone {
+			s.openClip(j.output)
+			s.app.SendNotification(fyne.NewNotification("H3 Studio", "Render finished: "+filepath.Base(j.output)))
+		}
+		s.refreshHistory()
+	}
+	s.showQueue()
+}
+
+// openClip loads a finished clip into the frame store and shows it on the
+// timeline.
+func (s *Studio) openClip(path string) {
+	if path == "" {
+		return
+	}
+	go func() {
+		st, err := media.LoadFrames(s.ctx, path, media.FrameStoreOptions{})
+		s.cfg.Exec.Do(func() {
+			if err != nil {
+				s.notice.SetText("Cannot show " + filepath.Base(path) + ": " + sentence(err))
+				return
+			}
+			s.lastOutput = path
+			s.timeline.Load(st)
+			s.stage.SelectIndex(1)
+		})
+	}()
+}
+
+// showQueue rebuilds the queue view: each job with its status, and for
+// jobs not finished a Cancel button; queued ones move up and down.
+func (s *Studio) showQueue() {
+	var rows []fyne.CanvasObject
+	if len(s.jobs) == 0 {
+		rows = append(rows, widget.NewLabel("No renders yet."))
+	}
+	pending := map[string]bool{}
+	if s.queue != nil {
+		for _, id := range s.queue.Pending() {
+			pending[id] = true
+		}
+	}
+	for _, j := range s.jobs {
+		text := fmt.Sprintf("%s — %s", short(j.prompt, 40), j.status)
+		if j.err != "" && j.status == app.StatusFailed {
+			text += ": " + j.err
+		}
+		l := widget.NewLabel(text)
+		l.Wrapping = fyne.TextWrapWord
+		var buttons []fyne.CanvasObject
+		if j.status == app.StatusQueued || j.status == app.StatusRunning {
+			id := j.id
+			cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.queue.Cancel(id) })
+			buttons = append(buttons, cancel)
+			if pending[id] {
+				buttons = append(buttons,
+					widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { s.moveJob(id, -1) }),
+					widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { s.moveJob(id, 1) }))
+			}
+		}
+		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), l))
+	}
+	s.queueBox.Objects = rows
+	s.queueBox.Refresh()
+}
+
+// moveJob reorders a queued job and the view with it.
+func (s *Studio) moveJob(id string, delta int) {
+	s.queue.Move(id, delta)
+	order := map[string]int{}
+	for i, p := range s.queue.Pending() {
+		order[p] = i
+	}
+	var queued []*jobRow
+	var idx []int
+	for i, j := range s.jobs {
+		if _, ok := order[j.id]; ok {
+			queued = append(queued, j)
+			idx = append(idx, i)
+		}
+	}
+	for _, j := range queued {
+		s.jobs[idx[order[j.id]]] = j
+	}
+	s.showQueue()
+}
+
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no prompt)"
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// refreshHistory reads the history off the UI goroutine and shows it.
+func (s *Studio) refreshHistory() {
+	if s.cfg.History == nil {
+		return
+	}
+	go func() {
+		entries, err := s.cfg.History.List()
+		s.cfg.Exec.Do(func() { s.showHistory(entries, err) })
+	}()
+}
+
+func (s *Studio) showHistory(entries []app.Entry, err error) {
+	var rows []fyne.CanvasObject
+	if err != nil {
+		rows = append(rows, widget.NewLabel("The history cannot be read: "+sentence(err)))
+	}
+	for _, e := range entries {
+		var req app.Request
+		if json.Unmarshal(e.Request, &req) != nil {
+			continue
+		}
+		text := fmt.Sprintf("%s\n%s · %dx%d · seed %d · %s", short(req.Prompt, 48), e.Status, req.Width, req.Height, req.Seed, e.Created.Local().Format("Jan 2 15:04"))
+		l := widget.NewLabel(text)
+		l.Wrapping = fyne.TextWrapWord
+		reuse := widget.NewButtonWithIcon("Reuse", theme.HistoryIcon(), func() { s.Restore(req) })
+		buttons := []fyne.CanvasObject{reuse}
+		if e.Status == app.StatusDone && e.Output != "" {
+			out := e.Output
+			buttons = append(buttons, widget.NewButtonWithIcon("", theme.MediaPlayIcon(), func() { s.openClip(out) }))
+		}
+		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), l))
+	}
+	if len(rows) == 0 {
+		rows = append(rows, widget.NewLabel("Finished renders appear here."))
+	}
+	s.histBox.Objects = rows
+	s.histBox.Refresh()
+}
+
+// Restore puts a past request back into the editor ("reuse settings"):
+// its fields at once, its references once they are probed again.
+func (s *Studio) Restore(req app.Request) {
+	s.ed.fill(req)
+	s.images.clear()
+	s.videos.clear()
+	s.audio.clear()
+	s.first.set(nil)
+	s.last.set(nil)
+	var paths []string
+	if req.FirstFrame != "" || req.LastFrame != "" {
+		s.mode.SetSelected(modeAnchs)
+		for _, p := range []string{req.FirstFrame, req.LastFrame} {
+			if p != "" {
+				paths = append(paths, p)
+			}
+		}
+	} else {
+		s.mode.SetSelected(modeRefs)
+		for _, r := range req.References {
+			paths = append(paths, r.Path)
+		}
+	}
+	s.AddPaths(paths)
+	s.notice.SetText("Settings restored from the history.")
+}

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/engine/plan"
+)
+
+// planPanel shows what the planner says about the request being edited:
+// sequence sizes, peak memory against this Mac's budget, each automatic
+// decision in words, the estimated time and the verdict.
+type planPanel struct {
+	verdict   *widget.Label
+	summary   *widget.Label
+	tokens    *widget.Label
+	rows      *widget.Label
+	memory    *widget.ProgressBar
+	memText   string
+	refs      *widget.Label
+	decisions *widget.Label
+	time      *widget.Label
+}
+
+func newPlanPanel() *planPanel {
+	p := &planPanel{
+		verdict:   widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		summary:   widget.NewLabel(""),
+		tokens:    widget.NewLabel(""),
+		rows:      widget.NewLabel(""),
+		memory:    widget.NewProgressBar(),
+		refs:      widget.NewLabel(""),
+		decisions: widget.NewLabel(""),
+		time:      widget.NewLabel(""),
+	}
+	for _, l := range []*widget.Label{p.verdict, p.summary, p.tokens, p.rows, p.refs, p.decisions, p.time} {
+		l.Wrapping = fyne.TextWrapWord
+	}
+	p.memory.TextFormatter = func() string { return p.memText }
+	p.clear("Planning…")
+	return p
+}
+
+func (p *planPanel) view() fyne.CanvasObject {
+	title := widget.NewLabelWithStyle("Plan", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	return container.NewVBox(title, p.verdict, p.summary, p.tokens, p.rows,
+		widget.NewLabel("Memory"), p.memory, p.refs, p.decisions, p.time)
+}
+
+// clear empties the panel and shows msg as the verdict.
+func (p *planPanel) clear(msg string) {
+	p.verdict.SetText(msg)
+	for _, l := range []*widget.Label{p.summary, p.tokens, p.rows, p.refs, p.decisions, p.time} {
+		l.SetText("")
+	}
+	p.memText = ""
+	p.memory.SetValue(0)
+}
+
+// show fills the panel from a plan.
+func (p *planPanel) show(pl *plan.Plan, labels []string) {
+	if pl.Verdict == plan.Fits {
+		p.verdict.SetText("Fits this Mac")
+	} else {
+		p.verdict.SetText("Does not fit: " + pl.Error)
+	}
+	render := ""
+	if pl.RenderCanvas != pl.Canvas && pl.RenderCanvas.Width > 0 {
+		render = fmt.Sprintf(", rendered at %s", pl.RenderCanvas)
+	}
+	p.summary.SetText(fmt.Sprintf("%s · %s%s · %d frames = %.2f s", pl.Task, pl.Canvas, render, pl.Frames, pl.Seconds))
+	tt := pl.TextTokens
+	est := ""
+	if tt.Estimated {
+		est = " (estimated)"
+	}
+	p.tokens.SetText(fmt.Sprintf("Text encoder: %d tokens — prompt %d%s, labels %d, vision %d", tt.Total, tt.Prompt, est, tt.Labels, tt.Vision))
+	d := pl.DiTRows
+	p.rows.SetText(fmt.Sprintf("DiT rows: %d — video %d, audio %d, references %d, text %d, conditions %d", d.Total, d.Video, d.Audio, d.References, d.Text, d.Conditions))
+	m := pl.Memory
+	if m.BudgetBytes > 0 {
+		p.memory.SetValue(min(float64(m.PeakBytes)/float64(m.BudgetBytes), 1))
+	}
+	p.memText = fmt.Sprintf("peak %s of %s (%s)", gb(m.PeakBytes), gb(m.BudgetBytes), m.PeakPhase)
+	p.memory.Refresh()
+	var refs []string
+	for i, rp := range pl.References {
+		name := rp.Kind
+		if i < len(labels) {
+			name = labels[i]
+		}
+		s := fmt.Sprintf("%s: %d text tokens, %d DiT rows", name, rp.QwenTokens, rp.DiTRows)
+		if rp.Canvas.Width > 0 {
+			s += " at " + rp.Canvas.String()
+		}
+		refs = append(refs, s)
+	}
+	p.refs.SetText(strings.Join(refs, "\n"))
+	var dec []string
+	for _, dc := range pl.Decisions {
+		dec = append(dec, "• "+dc.Reason)
+	}
+	for _, w := range pl.Warnings {
+		dec = append(dec, "⚠ "+w)
+	}
+	p.decisions.SetText(strings.Join(dec, "\n"))
+	t := pl.Time
+	p.time.SetText(fmt.Sprintf("Estimated time %s on %s (load %s, text %s, denoise %s for %d passes, decode %s)",
+		seconds(t.Seconds), pl.Machine, seconds(t.LoadSeconds), seconds(t.TextSeconds), seconds(t.DenoiseSeconds), t.Forwards, seconds(t.DecodeSeconds)))
+}
+
+func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+
+func seconds(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.0f min", s/60)
+	case s >= 10:
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}

@@ -1,0 +1,215 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"path/filepath"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/app"
+	"h3studio/media"
+)
+
+// refItem is one reference file as the lists show it.
+type refItem struct {
+	Path string
+	Info media.Info
+	// Kind is the request kind: a clip with a soundtrack is used with its
+	// sound unless the user turns it off.
+	Kind  string
+	Thumb image.Image
+}
+
+// refList is one ordered list of references of a kind (pictures, videos
+// or audio), with the label prefix the model sees.
+type refList struct {
+	title  string
+	label  string // "Picture", "Video", "Audio"
+	items  []*refItem
+	box    *fyne.Container
+	header *widget.Label
+	// changed is called after every edit, on the UI goroutine.
+	changed func()
+}
+
+func newRefList(title, label string, changed func()) *refList {
+	l := &refList{title: title, label: label, changed: changed}
+	l.header = widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	l.box = container.NewVBox()
+	l.rebuild()
+	return l
+}
+
+func (l *refList) add(it *refItem) {
+	l.items = append(l.items, it)
+	l.rebuild()
+	l.changed()
+}
+
+func (l *refList) move(i, delta int) {
+	j := i + delta
+	if j < 0 || j >= len(l.items) {
+		return
+	}
+	l.items[i], l.items[j] = l.items[j], l.items[i]
+	l.rebuild()
+	l.changed()
+}
+
+func (l *refList) remove(i int) {
+	l.items = append(l.items[:i], l.items[i+1:]...)
+	l.rebuild()
+	l.changed()
+}
+
+func (l *refList) clear() {
+	l.items = nil
+	l.rebuild()
+	l.changed()
+}
+
+// labelOf is the name the model sees for item i: "Picture 2".
+func (l *refList) labelOf(i int) string { return fmt.Sprintf("%s %d", l.label, i+1) }
+
+// rebuild recreates the rows; lists are short (the model takes at most
+// 12 references), so rebuilding is simpler than diffing and cheap.
+func (l *refList) rebuild() {
+	rows := []fyne.CanvasObject{l.header}
+	if len(l.items) == 0 {
+		rows = append(rows, widget.NewLabel("none"))
+	}
+	for i, it := range l.items {
+		rows = append(rows, l.row(i, it))
+	}
+	l.box.Objects = rows
+	l.box.Refresh()
+}
+
+func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
+	th := canvas.NewImageFromImage(it.Thumb)
+	th.FillMode = canvas.ImageFillContain
+	th.SetMinSize(fyne.NewSize(56, 40))
+	name := widget.NewLabelWithStyle(l.labelOf(i), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	detail := widget.NewLabel(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
+	detail.Truncation = fyne.TextTruncateEllipsis
+	up := widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { l.move(i, -1) })
+	down := widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { l.move(i, 1) })
+	del := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { l.remove(i) })
+	up.Importance, down.Importance, del.Importance = widget.LowImportance, widget.LowImportance, widget.LowImportance
+	if i == 0 {
+		up.Disable()
+	}
+	if i == len(l.items)-1 {
+		down.Disable()
+	}
+	buttons := container.NewHBox(up, down, del)
+	var extra fyne.CanvasObject
+	if it.Info.Kind == media.KindVideoAudio {
+		// A clip's own soundtrack goes to the model unless turned off.
+		sound := widget.NewCheck("sound", func(on bool) {
+			want := app.RefVideo
+			if on {
+				want = app.RefVideoAudio
+			}
+			if it.Kind != want {
+				it.Kind = want
+				l.changed()
+			}
+		})
+		sound.SetChecked(it.Kind == app.RefVideoAudio)
+		extra = sound
+	}
+	right := container.NewHBox(buttons)
+	if extra != nil {
+		right = container.NewHBox(extra, buttons)
+	}
+	return container.NewBorder(nil, nil, container.NewHBox(th, name), right, detail)
+}
+
+// describeMedia is the size and length of a reference in a few words.
+func describeMedia(in media.Info) string {
+	switch in.Kind {
+	case media.KindImage:
+		return fmt.Sprintf("%dx%d", in.Width, in.Height)
+	case media.KindVideo, media.KindVideoAudio:
+		s := fmt.Sprintf("%dx%d, %.1f s", in.Width, in.Height, in.DurationS)
+		if in.HasAudio() {
+			s += ", with sound"
+		}
+		return s
+	case media.KindAudio:
+		return fmt.Sprintf("%.1f s audio", in.DurationS)
+	}
+	return in.Kind
+}
+
+// loadRef probes a dropped or chosen file and makes its thumbnail. It runs
+// off the UI goroutine (FFprobe and a frame decode take tens of ms).
+func loadRef(ctx context.Context, path string) (*refItem, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	info, err := media.Probe(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be used as a reference: %w", filepath.Base(path), err)
+	}
+	it := &refItem{Path: path, Info: info}
+	switch info.Kind {
+	case media.KindImage:
+		it.Kind = app.RefImage
+	case media.KindVideo:
+		it.Kind = app.RefVideo
+	case media.KindVideoAudio:
+		it.Kind = app.RefVideoAudio
+	case media.KindAudio:
+		it.Kind = app.RefAudio
+	default:
+		return nil, fmt.Errorf("%s is neither a picture, a video nor audio", filepath.Base(path))
+	}
+	if info.Kind == media.KindAudio {
+		pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: 30 * time.Second})
+		if err == nil {
+			it.Thumb = waveform(pcm, 112, 80)
+		}
+	} else if th, err := media.Thumbnail(ctx, path, 112); err == nil {
+		it.Thumb = th
+	}
+	if it.Thumb == nil {
+		it.Thumb = image.NewUniform(color.Transparent)
+	}
+	return it, nil
+}
+
+// waveform draws the peak envelope of pcm (both channels) as a w x h
+// picture, the usual audio thumbnail.
+func waveform(pcm media.PCM, w, h int) image.Image {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	n := pcm.Frames()
+	if n == 0 || pcm.Channels == 0 {
+		return img
+	}
+	ink := color.NRGBA{R: 0x3d, G: 0x8b, B: 0xfd, A: 0xff}
+	for x := 0; x < w; x++ {
+		a, b := x*n/w, (x+1)*n/w
+		peak := float32(0)
+		for i := a * pcm.Channels; i < b*pcm.Channels && i < len(pcm.Samples); i++ {
+			v := pcm.Samples[i]
+			if v < 0 {
+				v = -v
+			}
+			peak = max(peak, v)
+		}
+		half := int(min(peak, 1) * float32(h) / 2)
+		for y := h/2 - half; y <= h/2+half && y < h; y++ {
+			img.SetNRGBA(x, y, ink)
+		}
+	}
+	return img
+}

@@ -1,0 +1,433 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/app"
+	"h3studio/engine/plan"
+)
+
+// PlanFunc plans a request as the render would: the plan when it fits or
+// is refused, an error in one sentence when the request breaks a rule.
+type PlanFunc func(ctx context.Context, req app.Request) (*plan.Plan, error)
+
+// Config is what the studio window drives. Everything long (planning,
+// probing, rendering, decoding the finished clip) runs off the UI
+// goroutine and comes back through Exec.
+type Config struct {
+	Exec    Executor
+	Render  app.RenderFunc
+	Plan    PlanFunc
+	History *app.History
+	// OutputDir receives finished clips.
+	OutputDir string
+	// Machine is the machine profile the plans are made for ("" or
+	// "auto": this Mac).
+	Machine string
+	// PlanDelay debounces re-planning while the user types.
+	PlanDelay time.Duration
+}
+
+// Studio is the studio window's state: the request being edited, the plan
+// of it, the job queue and the clip on the timeline.
+type Studio struct {
+	cfg    Config
+	app    fyne.App
+	win    fyne.Window
+	ctx    context.Context
+	cancel context.CancelFunc
+	co     *coalescer
+	queue  *app.Queue
+
+	mode     *widget.RadioGroup
+	images   *refList
+	videos   *refList
+	audio    *refList
+	first    *anchorWell
+	last     *anchorWell
+	refsView *fyne.Container
+	flView   *fyne.Container
+	ed       *editor
+	plan     *planPanel
+	notice   *widget.Label
+
+	renderBtn *widget.Button
+	cancelBtn *widget.Button
+	reason    *widget.Label
+	phase     *widget.Label
+	progress  *widget.ProgressBar
+	eta       *widget.Label
+	preview   *canvas.Image
+	timeline  *Timeline
+	stage     *container.AppTabs
+	side      *container.AppTabs
+	queueBox  *fyne.Container
+	histBox   *fyne.Container
+
+	// UI-goroutine state.
+	edits      int  // bumps on every edit
+	planned    int  // the edit the shown plan answers
+	fits       bool // the shown plan fits and the fields parse
+	loading    int  // reference files being probed
+	jobs       []*jobRow
+	running    string
+	previews   int
+	planTimer  *time.Timer
+	lastOutput string
+}
+
+// modes of the reference panel.
+const (
+	modeRefs  = "References"
+	modeAnchs = "First & last frame"
+)
+
+// NewStudio builds the studio window on a (the real app or Fyne's test app).
+// Call Close when the window goes away.
+func NewStudio(a fyne.App, cfg Config) *Studio {
+	if cfg.PlanDelay == 0 {
+		cfg.PlanDelay = 150 * time.Millisecond
+	}
+	s := &Studio{cfg: cfg, app: a}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.co = newCoalescer(cfg.Exec.Do)
+	s.win = a.NewWindow("H3 Studio " + app.Version)
+	s.build()
+	s.queue = app.NewQueue(cfg.History, cfg.Render, s.observe)
+	s.win.SetOnDropped(s.OnDropped)
+	s.win.SetContent(s.layout())
+	s.win.SetMainMenu(s.menu())
+	s.addShortcuts()
+	s.win.Resize(fyne.NewSize(1280, 800))
+	s.edited()
+	s.refreshHistory()
+	return s
+}
+
+// Window is the studio window.
+func (s *Studio) Window() fyne.Window { return s.win }
+
+// Close stops the queue (cancelling a running render) and background work.
+func (s *Studio) Close() {
+	s.cancel()
+	s.queue.Close()
+}
+
+func (s *Studio) build() {
+	s.images = newRefList("Pictures", "Picture", s.edited)
+	s.videos = newRefList("Videos", "Video", s.edited)
+	s.audio = newRefList("Audio", "Audio", s.edited)
+	s.first = newAnchorWell("First frame", s.edited)
+	s.last = newAnchorWell("Last frame", s.edited)
+	s.mode = widget.NewRadioGroup([]string{modeRefs, modeAnchs}, func(string) { s.showMode(); s.edited() })
+	s.mode.Horizontal = true
+	s.mode.Required = true
+	s.mode.Selected = modeRefs
+	s.ed = newEditor(s.edited)
+	s.plan = newPlanPanel()
+	s.notice = widget.NewLabel("Drop pictures, videos or audio anywhere on the window.")
+	s.notice.Wrapping = fyne.TextWrapWord
+
+	s.renderBtn = widget.NewButtonWithIcon("Render", theme.MediaPlayIcon(), s.Render)
+	s.renderBtn.Importance = widget.HighImportance
+	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), s.CancelRunning)
+	s.cancelBtn.Disable()
+	s.reason = widget.NewLabel("")
+	s.reason.Wrapping = fyne.TextWrapWord
+	s.phase = widget.NewLabel("Idle")
+	s.progress = widget.NewProgressBar()
+	s.eta = widget.NewLabel("")
+	s.preview = canvas.NewImageFromImage(nil)
+	s.preview.FillMode = canvas.ImageFillContain
+	s.preview.SetMinSize(fyne.NewSize(320, 240))
+	s.timeline = NewTimeline(s.cfg.Exec.Do)
+	s.queueBox = container.NewVBox()
+	s.histBox = container.NewVBox()
+	s.showQueue()
+}
+
+func (s *Studio) layout() fyne.CanvasObject {
+	add := widget.NewButtonWithIcon("Add…", theme.ContentAddIcon(), s.AddFiles)
+	clear := widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() {
+		s.images.clear()
+		s.videos.clear()
+		s.audio.clear()
+		s.first.set(nil)
+		s.last.set(nil)
+	})
+	s.refsView = container.NewVBox(s.images.box, s.videos.box, s.audio.box)
+	s.flView = container.NewVBox(s.first.view(), s.last.view())
+	s.showMode()
+	left := container.NewBorder(
+		container.NewVBox(widget.NewLabelWithStyle("Inputs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), s.mode),
+		container.NewVBox(container.NewHBox(add, clear), s.notice), nil, nil,
+		container.NewVScroll(container.NewVBox(s.refsView, s.flView)))
+
+	controls := container.NewVBox(
+		container.NewHBox(s.renderBtn, s.cancelBtn), s.reason,
+		container.NewBorder(nil, nil, s.phase, s.eta, s.progress))
+	s.stage = container.NewAppTabs(
+		container.NewTabItem("Preview", s.preview),
+		container.NewTabItem("Timeline", s.timeline))
+	center := container.NewBorder(container.NewVBox(s.ed.view(), controls), nil, nil, nil, s.stage)
+
+	s.side = container.NewAppTabs(
+		container.NewTabItem("Plan", container.NewVScroll(s.plan.view())),
+		container.NewTabItem("Queue", container.NewVScroll(s.queueBox)),
+		container.NewTabItem("History", container.NewVScroll(s.histBox)))
+	split := container.NewHSplit(left, container.NewHSplit(center, s.side))
+	split.Offset = 0.28
+	split.Trailing.(*container.Split).Offset = 0.62
+	return split
+}
+
+func (s *Studio) showMode() {
+	if s.refsView == nil {
+		return
+	}
+	if s.mode.Selected == modeAnchs {
+		s.refsView.Hide()
+		s.flView.Show()
+	} else {
+		s.flView.Hide()
+		s.refsView.Show()
+	}
+}
+
+// Request is the request as edited, with the field errors found reading it.
+func (s *Studio) Request() (app.Request, error) {
+	r := app.Request{Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4")}
+	err := s.ed.apply(&r)
+	if s.mode.Selected == modeAnchs {
+		if s.first.item != nil {
+			r.FirstFrame = s.first.item.Path
+		}
+		if s.last.item != nil {
+			r.LastFrame = s.last.item.Path
+		}
+		return r, err
+	}
+	for _, l := range []*refList{s.images, s.videos, s.audio} {
+		for _, it := range l.items {
+			r.References = append(r.References, app.Reference{Kind: it.Kind, Path: it.Path})
+		}
+	}
+	return r, err
+}
+
+// refLabels are the names the model gives the references, in request order.
+func (s *Studio) refLabels() []string {
+	var out []string
+	for _, l := range []*refList{s.images, s.videos, s.audio} {
+		for i := range l.items {
+			out = append(out, l.labelOf(i))
+		}
+	}
+	return out
+}
+
+// edited re-plans after a pause in editing. It runs on the UI goroutine.
+func (s *Studio) edited() {
+	if s.plan == nil {
+		return // still building
+	}
+	s.edits++
+	seq := s.edits
+	s.ed.updateAligned()
+	req, err := s.Request()
+	if err != nil {
+		s.applyPlan(seq, nil, err)
+		return
+	}
+	if s.planTimer != nil {
+		s.planTimer.Stop()
+	}
+	s.planTimer = time.AfterFunc(s.cfg.PlanDelay, func() {
+		p, err := s.cfg.Plan(s.ctx, req)
+		s.cfg.Exec.Do(func() { s.applyPlan(seq, p, err) })
+	})
+}
+
+// applyPlan shows the plan of edit seq, unless the user has edited since.
+func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
+	if seq != s.edits {
+		return
+	}
+	s.planned = seq
+	switch {
+	case err != nil:
+		s.plan.clear("Cannot render yet")
+		s.fits = false
+		s.reason.SetText(sentence(err))
+	case p.Verdict != plan.Fits:
+		s.plan.show(p, s.refLabels())
+		s.fits = false
+		msg := "Does not fit this Mac: " + p.Error
+		if p.Repair != nil && p.Repair.Text != "" && !strings.Contains(p.Error, p.Repair.Text) {
+			msg += "; " + p.Repair.Text
+		}
+		s.reason.SetText(msg)
+	default:
+		s.plan.show(p, s.refLabels())
+		s.fits = true
+		s.reason.SetText("")
+	}
+	if s.fits {
+		s.renderBtn.Enable()
+	} else {
+		s.renderBtn.Disable()
+	}
+}
+
+// sentence turns an error (possibly several joined) into plain text
+// without package prefixes, for people rather than developers.
+func sentence(err error) string {
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		for _, p := range []string{"layout: ", "plan: ", "media: ", "app: ", "engine: "} {
+			l = strings.TrimPrefix(l, p)
+		}
+		if l != "" {
+			lines = append(lines, strings.ToUpper(l[:1])+l[1:])
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *Studio) menu() *fyne.MainMenu {
+	add := fyne.NewMenuItem("Add Reference…", s.AddFiles)
+	add.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
+	render := fyne.NewMenuItem("Render", s.Render)
+	render.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
+	cancel := fyne.NewMenuItem("Cancel Render", s.CancelRunning)
+	cancel.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
+	tmpl := fyne.NewMenuItem("Insert Prompt Template", s.ed.template.OnTapped)
+	return fyne.NewMainMenu(
+		fyne.NewMenu("File", add),
+		fyne.NewMenu("Edit", tmpl),
+		fyne.NewMenu("Render", render, cancel),
+	)
+}
+
+func (s *Studio) addShortcuts() {
+	for _, it := range []struct {
+		key fyne.KeyName
+		fn  func()
+	}{{fyne.KeyO, s.AddFiles}, {fyne.KeyR, s.Render}, {fyne.KeyPeriod, s.CancelRunning}} {
+		fn := it.fn
+		s.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: it.key, Modifier: fyne.KeyModifierShortcutDefault},
+			func(fyne.Shortcut) { fn() })
+	}
+}
+
+// OnDropped is the window's drop handler: files are probed off the UI
+// goroutine and routed to the list of their kind, in the order dropped.
+func (s *Studio) OnDropped(_ fyne.Position, uris []fyne.URI) {
+	var paths []string
+	for _, u := range uris {
+		if u.Scheme() == "file" {
+			paths = append(paths, u.Path())
+		}
+	}
+	s.AddPaths(paths)
+}
+
+// AddPaths adds files as references (or anchors in first/last mode).
+func (s *Studio) AddPaths(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	s.loading++
+	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
+	go func() {
+		var items []*refItem
+		var errs []error
+		for _, p := range paths {
+			it, err := loadRef(s.ctx, p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			items = append(items, it)
+		}
+		s.cfg.Exec.Do(func() {
+			s.loading--
+			for _, it := range items {
+				s.route(it)
+			}
+			if len(errs) > 0 {
+				s.notice.SetText(sentence(errors.Join(errs...)))
+			} else {
+				s.notice.SetText(fmt.Sprintf("Added %d file(s).", len(items)))
+			}
+		})
+	}()
+}
+
+// route puts a probed file in the list of its kind.
+func (s *Studio) route(it *refItem) {
+	if s.mode.Selected == modeAnchs && it.Kind == app.RefImage {
+		if s.first.item == nil {
+			s.first.set(it)
+		} else {
+			s.last.set(it)
+		}
+		return
+	}
+	switch it.Kind {
+	case app.RefImage:
+		s.images.add(it)
+	case app.RefVideo, app.RefVideoAudio:
+		s.videos.add(it)
+	case app.RefAudio:
+		s.audio.add(it)
+	}
+}
+
+// anchorWell holds one FL2VA anchor picture.
+type anchorWell struct {
+	title   string
+	item    *refItem
+	img     *canvas.Image
+	label   *widget.Label
+	changed func()
+}
+
+func newAnchorWell(title string, changed func()) *anchorWell {
+	w := &anchorWell{title: title, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none")}
+	w.img.FillMode = canvas.ImageFillContain
+	w.img.SetMinSize(fyne.NewSize(160, 100))
+	return w
+}
+
+func (w *anchorWell) view() fyne.CanvasObject {
+	clear := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { w.set(nil) })
+	clear.Importance = widget.LowImportance
+	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle(w.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), clear, w.label)
+	return container.NewVBox(head, w.img)
+}
+
+func (w *anchorWell) set(it *refItem) {
+	w.item = it
+	if it == nil {
+		w.img.Image = nil
+		w.label.SetText("none")
+	} else {
+		w.img.Image = it.Thumb
+		w.label.SetText(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
+	}
+	w.img.Refresh()
+	w.changed()
+}

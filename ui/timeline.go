@@ -1,0 +1,290 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/media"
+)
+
+// maxShuttle is the fastest J/L shuttle speed, as in video editors
+// (1, 2, 4, 8x).
+const maxShuttle = 8
+
+// Timeline is the viewer of a finished clip: a picture over the media frame
+// store, a frame-accurate scrub slider and a time code. It takes keyboard
+// focus when tapped, so its keys (Space, J/K/L, arrows, Home/End) act only on
+// the active viewer and never steal typing from the prompt.
+type Timeline struct {
+	widget.BaseWidget
+
+	do     func(func())
+	store  *media.FrameStore
+	img    *canvas.Image
+	slider *widget.Slider
+	code   *widget.Label
+	play   *widget.Button
+	index  int
+	shift  bool
+
+	// speed is the shuttle speed in frames per frame time: 0 paused,
+	// negative reverse. Only the UI goroutine changes it; the playback
+	// goroutine reads it through seq.
+	speed int
+	seq   int // bumps on every speed change so a stale ticker stops
+
+	cacheMu sync.Mutex
+	cache   map[int]image.Image
+	order   []int
+}
+
+// NewTimeline makes an empty viewer; Load gives it a clip. do runs
+// updates on the UI goroutine (playback ticks come from a timer).
+func NewTimeline(do func(func())) *Timeline {
+	t := &Timeline{do: do, cache: map[int]image.Image{}}
+	t.img = canvas.NewImageFromImage(nil)
+	t.img.FillMode = canvas.ImageFillContain
+	t.img.ScaleMode = canvas.ImageScaleFastest
+	t.img.SetMinSize(fyne.NewSize(320, 240))
+	t.slider = widget.NewSlider(0, 1)
+	t.slider.Step = 1
+	t.slider.OnChanged = func(v float64) { t.Seek(int(v + 0.5)) }
+	t.code = widget.NewLabel(timecode(0, 0, media.FPS))
+	t.play = widget.NewButtonWithIcon("", theme.MediaPlayIcon(), t.TogglePlay)
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+// CreateRenderer lays out the picture over a transport bar.
+func (t *Timeline) CreateRenderer() fyne.WidgetRenderer {
+	bar := container.NewBorder(nil, nil, t.play, t.code, t.slider)
+	return widget.NewSimpleRenderer(container.NewBorder(nil, bar, nil, nil, t.img))
+}
+
+// Load shows a clip's frames, from the first.
+func (t *Timeline) Load(s *media.FrameStore) {
+	t.Pause()
+	t.cacheMu.Lock()
+	t.store, t.cache, t.order = s, map[int]image.Image{}, nil
+	t.cacheMu.Unlock()
+	t.slider.Max = float64(max(s.Len()-1, 1))
+	t.index = -1
+	t.Seek(0)
+}
+
+// Store is the clip being viewed (nil before Load).
+func (t *Timeline) Store() *media.FrameStore { return t.store }
+
+// Index is the frame on screen.
+func (t *Timeline) Index() int { return t.index }
+
+// Image is the picture on screen.
+func (t *Timeline) Image() image.Image { return t.img.Image }
+
+// Speed is the shuttle speed (0 paused, negative reverse).
+func (t *Timeline) Speed() int { return t.speed }
+
+// Seek shows frame i (clamped to the clip) and moves the slider to it.
+func (t *Timeline) Seek(i int) {
+	if t.store == nil || t.store.Len() == 0 {
+		return
+	}
+	i = min(max(i, 0), t.store.Len()-1)
+	if i == t.index {
+		return
+	}
+	f, err := t.frame(i)
+	if err != nil {
+		t.code.SetText("frame " + fmt.Sprint(i) + ": " + err.Error())
+		return
+	}
+	t.index = i
+	t.img.Image = f
+	t.img.Refresh()
+	if int(t.slider.Value+0.5) != i {
+		t.slider.SetValue(float64(i)) // calls back into Seek, which returns at once
+	}
+	t.code.SetText(timecode(i, t.store.Len(), t.store.FPS()))
+}
+
+// frame decodes frame i through a small cache: stepping back and forth
+// over the same frames (scrubbing, J/K/L around a cut) decodes once.
+func (t *Timeline) frame(i int) (image.Image, error) {
+	t.cacheMu.Lock()
+	defer t.cacheMu.Unlock()
+	if f, ok := t.cache[i]; ok {
+		return f, nil
+	}
+	f, err := t.store.Frame(i)
+	if err != nil {
+		return nil, err
+	}
+	const keep = 48 // 2 s of frames; a 768x1344 frame is 1.5 MB decoded
+	if len(t.order) >= keep {
+		delete(t.cache, t.order[0])
+		t.order = t.order[1:]
+	}
+	t.cache[i] = f
+	t.order = append(t.order, i)
+	return f, nil
+}
+
+// timecode is "MM:SS:FF  frame/total" at fps.
+func timecode(i, n int, fps float64) string {
+	f := int(fps + 0.5)
+	if f <= 0 {
+		f = media.FPS
+	}
+	s := i / f
+	return fmt.Sprintf("%02d:%02d:%02d  %d/%d", s/60, s%60, i%f, i+1, n)
+}
+
+// TogglePlay is Space: play forward at normal speed, or pause.
+func (t *Timeline) TogglePlay() {
+	if t.speed != 0 {
+		t.Pause()
+		return
+	}
+	if t.store != nil && t.index >= t.store.Len()-1 {
+		t.Seek(0)
+	}
+	t.setSpeed(1)
+}
+
+// Pause is K.
+func (t *Timeline) Pause() { t.setSpeed(0) }
+
+// Shuttle is J (dir -1) or L (dir +1): start in that direction, or double
+// the speed up to maxShuttle.
+func (t *Timeline) Shuttle(dir int) {
+	s := dir
+	if t.speed != 0 && (t.speed > 0) == (dir > 0) {
+		s = t.speed * 2
+		if s > maxShuttle || s < -maxShuttle {
+			s = t.speed
+		}
+	}
+	t.setSpeed(s)
+}
+
+func (t *Timeline) setSpeed(s int) {
+	if t.store == nil {
+		s = 0
+	}
+	t.speed = s
+	t.seq++
+	if s == 0 {
+		t.play.SetIcon(theme.MediaPlayIcon())
+		return
+	}
+	t.play.SetIcon(theme.MediaPauseIcon())
+	go t.run(t.seq, s, t.index, time.Now())
+}
+
+// run advances the playhead from a timer: the frame shown is computed from
+// the wall clock, so a slow repaint skips frames instead of slowing down.
+func (t *Timeline) run(seq, speed, from int, start time.Time) {
+	fps := t.store.FPS()
+	n := t.store.Len()
+	tick := time.NewTicker(max(time.Duration(float64(time.Second)/(fps*float64(abs(speed)))), frameInterval))
+	defer tick.Stop()
+	for now := range tick.C {
+		target := from + int(now.Sub(start).Seconds()*fps*float64(speed))
+		end := target >= n-1 || target <= 0
+		target = min(max(target, 0), n-1)
+		t.do(func() {
+			if t.seq != seq {
+				return
+			}
+			t.Seek(target)
+			if end {
+				t.Pause()
+			}
+		})
+		if end {
+			return
+		}
+	}
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// Tapped focuses the viewer so its keys work.
+func (t *Timeline) Tapped(*fyne.PointEvent) {
+	if c := fyne.CurrentApp().Driver().CanvasForObject(t); c != nil {
+		c.Focus(t)
+	}
+}
+
+// FocusGained is part of fyne.Focusable.
+func (t *Timeline) FocusGained() {}
+
+// FocusLost is part of fyne.Focusable.
+func (t *Timeline) FocusLost() { t.shift = false }
+
+// TypedRune handles the letter keys (Space arrives as a key, not a rune
+// here, as Fyne's own Button reads it).
+func (t *Timeline) TypedRune(r rune) {
+	switch r {
+	case 'j', 'J':
+		t.Shuttle(-1)
+	case 'k', 'K':
+		t.Pause()
+	case 'l', 'L':
+		t.Shuttle(1)
+	}
+}
+
+// TypedKey handles arrows, Home and End; Shift+arrow steps one second.
+func (t *Timeline) TypedKey(ev *fyne.KeyEvent) {
+	step := 1
+	if t.shift && t.store != nil {
+		step = int(t.store.FPS() + 0.5)
+	}
+	switch ev.Name {
+	case fyne.KeyLeft:
+		t.Pause()
+		t.Seek(t.index - step)
+	case fyne.KeyRight:
+		t.Pause()
+		t.Seek(t.index + step)
+	case fyne.KeyHome:
+		t.Pause()
+		t.Seek(0)
+	case fyne.KeyEnd:
+		t.Pause()
+		if t.store != nil {
+			t.Seek(t.store.Len() - 1)
+		}
+	case fyne.KeySpace:
+		t.TogglePlay()
+	}
+}
+
+// KeyDown tracks Shift (desktop.Keyable).
+func (t *Timeline) KeyDown(ev *fyne.KeyEvent) {
+	if ev.Name == desktop.KeyShiftLeft || ev.Name == desktop.KeyShiftRight {
+		t.shift = true
+	}
+}
+
+// KeyUp tracks Shift (desktop.Keyable).
+func (t *Timeline) KeyUp(ev *fyne.KeyEvent) {
+	if ev.Name == desktop.KeyShiftLeft || ev.Name == desktop.KeyShiftRight {
+		t.shift = false
+	}
+}
