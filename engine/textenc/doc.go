@@ -1,13 +1,15 @@
 // Package textenc is MiniMax-H3's prompt and reference encoder: Qwen3-VL's
 // vision tower and the first 50 of its 64 language layers, built as ggml
 // graphs. It turns a presentation (engine/layout spans realised with
-// engine/tokenizer ids) plus the reference images and 2-fps video blocks
-// into the raw residual stream after the last layer the plan runs, one row
-// per token, with the DiT modality tag of each row.
+// engine/tokenizer ids, see Model.Realise) plus the reference images and
+// 2-fps video blocks into the raw residual stream after the last layer
+// run, one row per token, with each row's DiT modality tag.
 //
 // Reference: HF transformers' Qwen3-VL (modeling_qwen3_vl.py) for the math,
-// ComfyUI's comfy/text_encoders/minimax.py for how H3 presents and reads it.
-// Parity fixtures come from tools/fixtures/textenc/gen.py.
+// ComfyUI's comfy/text_encoders/minimax.py for how H3 presents and reads
+// it. Parity fixtures come from tools/fixtures/textenc/gen.py (HF run on a
+// tiny config); a float64 Go transcription of the same math (the _test
+// files) checks what no fixture covers.
 //
 // # Axes
 //
@@ -17,8 +19,20 @@
 //
 // # Sequence length
 //
-// Causal attention runs in query chunks (engine/ggml's chunked attention
-// with per-chunk masks), so no buffer grows as sequence squared and no
-// kernel holds a whole score row: the h3.c failure "causal attention
-// sequence 10231 exceeds threadgroup memory" cannot happen here.
+// A layer runs as graphs of at most Options.RowGroup token rows: one pass
+// computes every row's rotated keys and values (kept on the host in the
+// K/V type), then each row group attends to the keys up to its last row in
+// query chunks of Options.QueryChunk rows, each chunk with its own causal
+// mask (visible keys x chunk rows) assembled on the device. Memory grows
+// linearly with the sequence (measured: 149 MiB peak at 10,231 tokens on
+// the tiny model), and no kernel holds a whole score row: the h3.c failure
+// "causal attention sequence 10231 exceeds threadgroup memory" cannot
+// happen here.
+//
+// # Weights
+//
+// Layers load lazily into ggml weight sets: Resident keeps them, Streamed
+// frees each after it runs and loads the next one in the background.
+// Close frees everything (the encode phase ends before the DiT loads).
+// Cache keeps outputs keyed by content so a re-render skips the encoder.
 package textenc
