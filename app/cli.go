@@ -67,6 +67,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	err := c.Run(ctx, args[1:], stdout, stderr)
 	var usage *UsageError
+	var coded interface{ ExitCode() int } // a command's own exit status (render's 3 and 4)
 	switch {
 	case err == nil:
 		return 0
@@ -75,6 +76,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, usage.Msg)
 		return 2
+	case errors.As(err, &coded):
+		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(err.Error()))
+		return coded.ExitCode()
 	default:
 		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(err.Error()))
 		return 1

@@ -74,6 +74,9 @@ type Stats struct {
 	Frames     int `json:"frames"`
 	// Forwards counts DiT evaluations (fewer than steps with reuse).
 	Forwards int `json:"forwards"`
+	// Parts splits phases into their stages ("video-vae-encode",
+	// "audio-vae-decode", ...), for profiling.
+	Parts []PhaseTime `json:"parts,omitempty"`
 	// Cached lists what came from the engine's cache instead of being
 	// recomputed ("text", "reference 2", ...).
 	Cached []string `json:"cached,omitempty"`
@@ -81,7 +84,7 @@ type Stats struct {
 
 // PhaseTime is one phase's wall time.
 type PhaseTime struct {
-	Phase   Phase         `json:"phase"`
+	Phase   Phase         `json:"phase"` // a Phase, or a part's name in Stats.Parts
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 

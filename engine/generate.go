@@ -192,6 +192,12 @@ type generation struct {
 	latent  [4]int    // the target video latent's shape
 	forward int
 	cached  []string
+	parts   []PhaseTime
+}
+
+// timePart times one stage inside a phase for Stats.Parts.
+func (g *generation) timePart(name string, t0 time.Time) {
+	g.parts = append(g.parts, PhaseTime{Phase: Phase(name), Elapsed: time.Since(t0)})
 }
 
 // phase runs one stage with its start and end events, mapping a canceled
@@ -227,6 +233,7 @@ func (g *generation) stats() *Stats {
 		Frames:     g.plan.Frames,
 		Forwards:   g.forward,
 		Cached:     g.cached,
+		Parts:      g.parts,
 	}
 }
 

@@ -25,10 +25,12 @@ const (
 // frames, streamed from the video VAE decoder to the Output one at a time.
 // The context is checked before every frame.
 func (g *generation) decode(ctx context.Context) error {
+	ta := time.Now()
 	sound, err := g.decodeAudio(ctx)
 	if err != nil {
 		return err
 	}
+	g.timePart("audio-vae-decode", ta)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -67,6 +69,7 @@ func (g *generation) decode(ctx context.Context) error {
 	z := vae.Latent{C: g.latent[0], T: g.latent[1], H: g.latent[2], W: g.latent[3], Data: g.video}
 	px := Pixels{Width: c.Width, Height: c.Height, RGB: make([]byte, 3*c.Width*c.Height)}
 	t0 := time.Now()
+	defer g.timePart("video-vae-decode", t0)
 	return dec.Decode(ctx, z, func(t int, frame []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"h3studio/engine/layout"
 	"h3studio/engine/vae"
@@ -245,6 +246,7 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer enc.Close()
+	defer g.timePart("video-vae-encode", time.Now())
 	for i, pd := range todo {
 		if pd.clip == nil {
 			continue
@@ -290,6 +292,7 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer enc.Close()
+	defer g.timePart("audio-vae-encode", time.Now())
 	for _, pd := range todo {
 		if pd.sound == nil {
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
@@ -79,6 +80,7 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 		return nil, err
 	}
 	defer m.Close()
+	defer g.timePart("text-encoder", time.Now())
 	in, err := m.Realise(tok, g.plan.Layout.Qwen, g.req.Prompt, items)
 	if err != nil {
 		return nil, err
