@@ -262,6 +262,9 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 
 // Run generates the job's clip and muxes it into its output file.
 func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
+	if sink == nil {
+		sink = func(engine.Event) {}
+	}
 	r := j.Request
 	out := &mp4Output{ctx: ctx, dst: r.Output, framesDir: r.FramesDir,
 		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
