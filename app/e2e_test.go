@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -73,7 +74,7 @@ func needFFmpeg(t *testing.T) {
 func newRenderer(t *testing.T) *Renderer {
 	t.Helper()
 	needFFmpeg(t)
-	rd := &Renderer{CacheDir: e2eCache(t), Threads: 1}
+	rd := &Renderer{CacheDir: e2eCache(t), Threads: 1, Logger: slog.New(slog.DiscardHandler)}
 	t.Cleanup(rd.Close)
 	return rd
 }

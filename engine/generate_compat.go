@@ -23,6 +23,9 @@ import (
 //
 // A release snapshot carries every key and passes through unchanged.
 func readAudioConfig(config string, log *slog.Logger) (*vae.AudioConfig, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	cj, err := os.ReadFile(config)
 	if err != nil {
 		return nil, fmt.Errorf("vae: %w", err)

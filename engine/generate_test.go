@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+)
+
+var (
+	tinyOnce sync.Once
+	tinyRoot string
+	tinyDir  string
+	tinyErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tinyRoot != "" {
+		os.RemoveAll(tinyRoot)
+	}
+	os.Exit(code)
+}
+
+// openTiny opens the embedded tiny model (written once per test run) on
+// one CPU thread.
+func openTiny(t *testing.T) *Engine {
+	t.Helper()
+	tinyOnce.Do(func() {
+		if tinyRoot, tinyErr = os.MkdirTemp("", "h3studio-engine-"); tinyErr == nil {
+			tinyDir, tinyErr = TinyModelDir(tinyRoot)
+		}
+	})
+	if tinyErr != nil {
+		t.Fatal(tinyErr)
+	}
+	e, err := Open(tinyDir, Options{Threads: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func tinyPlan(t *testing.T, e *Engine, steps int) *plan.Plan {
+	t.Helper()
+	mc, err := plan.LookupMachine("m5-max-128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Plan(plan.Request{Canvas: layout.Canvas{Width: 64, Height: 64}, Frames: 22, PromptTokens: 6, Steps: steps}, mc, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recorder is an Output that keeps a hash of every frame; stop, when set,
+// is called before each frame is taken.
+type recorder struct {
+	begun  int
+	w, h   int
+	audio  int
+	frames [][32]byte
+	stop   func(i int)
+}
+
+func (r *recorder) Begin(w, h, frames int, a Audio) error {
+	r.begun++
+	r.w, r.h, r.audio = w, h, a.Frames()
+	return nil
+}
+
+func (r *recorder) Frame(i int, p Pixels) error {
+	if r.stop != nil {
+		r.stop(i)
+	}
+	if i != len(r.frames) || p.Width != r.w || len(p.RGB) != 3*r.w*r.h {
+		return errors.New("frames out of order or of the wrong size")
+	}
+	r.frames = append(r.frames, sha256.Sum256(p.RGB))
+	return nil
+}
+
+// TestGenerateT2VA runs a whole generation twice on one engine: the clip
+// has the plan's frame count on its canvas and exactly F/24 s of 32 kHz
+// audio, the second run takes the text conditioning from the cache and
+// gives the same frames, and a preview image came with every step.
+func TestGenerateT2VA(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, 2)
+	var runs [2]recorder
+	for i := range runs {
+		previews, steps := 0, 0
+		st, err := e.Generate(context.Background(), Request{Prompt: "a red fox", Seed: 3, Steps: 2, Preview: true, Output: &runs[i]}, p,
+			func(ev Event) {
+				if ev.Phase == PhaseDenoise && ev.Kind == EventProgress {
+					steps++
+					if ev.Preview != nil && ev.Preview.Bounds().Dx() == p.Canvas.LatentW() {
+						previews++
+					}
+				}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runs[i]
+		if r.begun != 1 || len(r.frames) != 22 || r.w != 64 || r.h != 64 || r.audio != 22*32000/24 {
+			t.Fatalf("run %d: begun %d, %d frames of %dx%d, %d audio samples; want 1, 22 of 64x64, %d", i, r.begun, len(r.frames), r.w, r.h, r.audio, 22*32000/24)
+		}
+		if steps != 2 || previews != 2 {
+			t.Errorf("run %d: %d step events, %d previews; want 2 and 2", i, steps, previews)
+		}
+		if want := []string(nil); i == 1 {
+			want = []string{"text"}
+			if !reflect.DeepEqual(st.Cached, want) {
+				t.Errorf("second run cached %v, want %v", st.Cached, want)
+			}
+		}
+		if st.Rows != p.Layout.Rows-p.Layout.Qwen.Tokens()+st.TextTokens || st.Forwards != 2 || len(st.Phases) != 4 {
+			t.Errorf("stats %+v", st)
+		}
+	}
+	if !reflect.DeepEqual(runs[0].frames, runs[1].frames) {
+		t.Error("the same seed gave different frames")
+	}
+}
+
+// TestGenerateCancel cancels during the denoise (before any output) and
+// during the decode (after frame 3): both end with ErrCanceled, the first
+// before the output begins, the second with no frame taken after the
+// cancel.
+func TestGenerateCancel(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, 50)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out recorder
+	_, err := e.Generate(ctx, Request{Prompt: "x", Steps: 50, Output: &out}, p, func(ev Event) {
+		if ev.Phase == PhaseDenoise && ev.Step == 1 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, ErrCanceled) || out.begun != 0 {
+		t.Errorf("cancel in denoise: %v, output begun %d times", err, out.begun)
+	}
+	p = tinyPlan(t, e, 1)
+	ctx, cancel = context.WithCancel(context.Background())
+	out = recorder{stop: func(i int) {
+		if i == 3 {
+			cancel()
+		}
+	}}
+	_, err = e.Generate(ctx, Request{Prompt: "x", Steps: 1, Output: &out}, p, nil)
+	if !errors.Is(err, ErrCanceled) || len(out.frames) != 4 {
+		t.Errorf("cancel in decode: %v after %d frames; want ErrCanceled after 4", err, len(out.frames))
+	}
+}
+
+// TestGenerateChecksRequest refuses requests that do not match their plan
+// before any phase runs.
+func TestGenerateChecksRequest(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, 2)
+	phases := 0
+	sink := func(Event) { phases++ }
+	for name, r := range map[string]Request{
+		"no output":      {Prompt: "x"},
+		"extra ref":      {Prompt: "x", Output: &recorder{}, Media: nil, Refs: []Reference{{Kind: layout.RefImage, Path: "a.png"}}},
+		"anchor":         {Prompt: "x", Output: &recorder{}, First: "a.png"},
+		"negative steps": {Prompt: "x", Output: &recorder{}, Steps: -1},
+	} {
+		if _, err := e.Generate(context.Background(), r, p, sink); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	refused := *p
+	refused.Verdict = plan.Refused
+	if _, err := e.Generate(context.Background(), Request{Output: &recorder{}}, &refused, sink); err == nil {
+		t.Error("a refused plan ran")
+	}
+	if phases != 0 {
+		t.Errorf("%d events from refused requests", phases)
+	}
+}
