@@ -16,6 +16,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/plan"
+	"h3studio/media"
 )
 
 func init() {
@@ -115,6 +116,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	sweepInterrupted(hist, staleTemp)
 	rep := newReporter(*progress, stdout, stderr)
 	return renderExit(runJob(ctx, hist, rd, r, rep))
 }
@@ -158,6 +160,35 @@ func runJob(ctx context.Context, hist *History, rd *Renderer, r Request, rep *re
 		return errors.New("the job failed")
 	}
 	return ev.Err
+}
+
+// staleTemp is how old a temporary output must be before a sweep removes
+// it: far longer than a live encode goes without writing a frame, so a
+// second process's running render is never touched.
+const staleTemp = 10 * time.Minute
+
+// sweepInterrupted removes the temporary outputs (media's temp files and
+// PNG folders) that jobs interrupted by a crash or a kill left beside their
+// output files, and returns how many it removed. Finished outputs are
+// never temporary files, so they are untouched.
+func sweepInterrupted(h *History, olderThan time.Duration) int {
+	list, err := h.List()
+	if err != nil {
+		return 0
+	}
+	dirs := map[string]bool{}
+	for _, e := range list {
+		if e.Status == StatusInterrupted && e.Output != "" {
+			dirs[filepath.Dir(e.Output)] = true
+		}
+	}
+	n := 0
+	for d := range dirs {
+		if k, err := media.SweepTemps(d, olderThan); err == nil {
+			n += k
+		}
+	}
+	return n
 }
 
 // flagSet reports whether the named flag was given on the command line.

@@ -187,16 +187,52 @@ func tempFiles(t *testing.T, dir string) []string {
 }
 
 // TestKillMidRender runs `h3studio render --progress json` as a child
-// process, SIGKILLs it at its third denoise step, and checks that the
-// history is readable (the job reported interrupted), and that nothing is
-// at the output path.
+// process and SIGKILLs it, once in the denoise loop and once while frames
+// are streaming into FFmpeg. Each time the history stays readable (the job
+// reported interrupted) and nothing is at the output path; the temporary
+// MP4 of the second kill is what the next start sweeps.
 func TestKillMidRender(t *testing.T) {
 	needFFmpeg(t)
-	dir := t.TempDir()
-	out := filepath.Join(dir, "killed.mp4")
-	hist := filepath.Join(dir, "history")
-	cmd := exec.Command(os.Args[0], "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "500",
-		"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
+	for _, at := range []struct {
+		phase string
+		step  int
+	}{{"denoise", 3}, {"decode", 2}} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "killed.mp4")
+		hist := filepath.Join(dir, "history")
+		killChild(t, at.phase, at.step, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "40",
+			"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: killed render left %s (%v)", at.phase, out, err)
+		}
+		h, err := OpenHistory(hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := h.List()
+		if err != nil || len(list) != 1 {
+			t.Fatalf("%s: history after the kill: %d entries, %v", at.phase, len(list), err)
+		}
+		if list[0].Status != StatusInterrupted || list[0].Output != out {
+			t.Errorf("%s: history entry %+v; want the job interrupted", at.phase, list[0])
+		}
+		left := tempFiles(t, dir)
+		swept := sweepInterrupted(h, 0)
+		t.Logf("killed in %s: left %v, swept %d", at.phase, left, swept)
+		if after := tempFiles(t, dir); len(after) != 1 || after[0] != "history" {
+			t.Errorf("%s: after the sweep the folder holds %v; want only the history", at.phase, after)
+		}
+		if at.phase == "decode" && swept == 0 {
+			t.Errorf("a kill during the decode left no temporary MP4 to sweep (%v)", left)
+		}
+	}
+}
+
+// killChild runs the test binary as h3studio with args and SIGKILLs it at
+// the given progress event.
+func killChild(t *testing.T, phase string, step int, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "XDG_CACHE_HOME="+e2eCache(t), "HOME="+e2eCache(t))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -212,7 +248,7 @@ func TestKillMidRender(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		if ev.Phase == "denoise" && ev.Kind == "progress" && ev.Step >= 3 {
+		if ev.Phase == phase && ev.Kind == "progress" && ev.Step >= step {
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -222,21 +258,7 @@ func TestKillMidRender(t *testing.T) {
 	}
 	err = cmd.Wait()
 	if !killed {
-		t.Fatalf("the child ended before its third denoise step: %v", err)
-	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("killed render left %s (%v)", out, err)
-	}
-	h, err := OpenHistory(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := h.List()
-	if err != nil || len(list) != 1 {
-		t.Fatalf("history after the kill: %d entries, %v", len(list), err)
-	}
-	if list[0].Status != StatusInterrupted || list[0].Output != out {
-		t.Errorf("history entry %+v; want the job interrupted", list[0])
+		t.Fatalf("the child ended before %s step %d: %v", phase, step, err)
 	}
 }
 

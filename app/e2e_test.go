@@ -347,3 +347,23 @@ func TestRenderDeterministic(t *testing.T) {
 		t.Errorf("second render cached %v; want the text conditioning", jb.Stats.Cached)
 	}
 }
+
+// TestRenderAggressivePreset renders with the aggressive preset: the model
+// runs on a smaller canvas (320/512 of the side) whose frames are scaled up
+// to the output, and velocity reuse 3 cuts 20 steps to 8 forwards.
+func TestRenderAggressivePreset(t *testing.T) {
+	rd := newRenderer(t)
+	r := tinyRequest(t, "aggressive.mp4")
+	r.Width, r.Height, r.Steps, r.Preset = 128, 128, 0, "aggressive"
+	job, _ := render(t, rd, r)
+	checkMP4(t, r.Output, 128, 128, 22)
+	if rc := job.Plan.RenderCanvas; rc.Width != 64 || rc.Height != 64 {
+		t.Errorf("render canvas %s, want 64x64", rc)
+	}
+	if job.Request.Steps != 20 || job.Stats.Forwards != plan.Forwards(20, 3) {
+		t.Errorf("%d steps, %d forwards; want 20 steps, %d forwards", job.Request.Steps, job.Stats.Forwards, plan.Forwards(20, 3))
+	}
+	if _, err := ApplyPreset(Request{Preset: "turbo"}); err == nil {
+		t.Error("an unknown preset was accepted")
+	}
+}
