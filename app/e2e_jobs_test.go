@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,7 +201,7 @@ func TestKillMidRender(t *testing.T) {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "killed.mp4")
 		hist := filepath.Join(dir, "history")
-		killChild(t, at.phase, at.step, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "40",
+		killChild(t, syscall.SIGKILL, at.phase, at.step, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "40",
 			"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%s: killed render left %s (%v)", at.phase, out, err)
@@ -228,9 +229,9 @@ func TestKillMidRender(t *testing.T) {
 	}
 }
 
-// killChild runs the test binary as h3studio with args and SIGKILLs it at
-// the given progress event.
-func killChild(t *testing.T, phase string, step int, args ...string) {
+// killChild runs the test binary as h3studio with args, sends it sig at
+// the given progress event and returns its exit status (-1 when killed).
+func killChild(t *testing.T, sig syscall.Signal, phase string, step int, args ...string) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "XDG_CACHE_HOME="+e2eCache(t), "HOME="+e2eCache(t))
@@ -249,16 +250,43 @@ func killChild(t *testing.T, phase string, step int, args ...string) {
 			continue
 		}
 		if ev.Phase == phase && ev.Kind == "progress" && ev.Step >= step {
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 			killed = true
 			break
 		}
 	}
+	go io.Copy(io.Discard, stdout) // an interrupted child still reports its result
 	err = cmd.Wait()
 	if !killed {
 		t.Fatalf("the child ended before %s step %d: %v", phase, step, err)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// TestInterruptExitsCanceled sends Ctrl-C (SIGINT) during the denoise: the
+// job is canceled at the next step, the process exits 4, the history says
+// canceled and nothing is written.
+func TestInterruptExitsCanceled(t *testing.T) {
+	needFFmpeg(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "interrupted.mp4")
+	hist := filepath.Join(dir, "history")
+	code := killChild(t, syscall.SIGINT, "denoise", 2, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "200",
+		"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
+	if code != ExitCanceled {
+		t.Errorf("exit status %d after Ctrl-C, want %d", code, ExitCanceled)
+	}
+	if after := tempFiles(t, dir); len(after) != 1 || after[0] != "history" {
+		t.Errorf("after Ctrl-C the folder holds %v; want only the history", after)
+	}
+	h, err := OpenHistory(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := h.List(); err != nil || len(list) != 1 || list[0].Status != StatusCanceled {
+		t.Errorf("history %+v (%v); want one canceled job", list, err)
 	}
 }
 
@@ -272,6 +300,10 @@ func TestRenderExitCodes(t *testing.T) {
 	var so, se strings.Builder
 	if code := Main([]string{"render", "-p", "x", "--width", "500", "-o", filepath.Join(dir, "x.mp4")}, &so, &se); code != ExitBadRequest {
 		t.Errorf("width 500: exit %d (%s), want %d", code, se.String(), ExitBadRequest)
+	}
+	var refused strings.Builder
+	if code := Main([]string{"render", "-p", "x", "--width", "64", "--height", "64", "--memory-gb", "0.3", "-o", filepath.Join(dir, "x.mp4")}, &so, &refused); code != ExitRefused || !strings.Contains(refused.String(), "budget") {
+		t.Errorf("0.3 GB budget: exit %d (%s), want %d with the planner's reason", code, refused.String(), ExitRefused)
 	}
 	if strings.Count(strings.TrimSpace(se.String()), "\n") != 0 {
 		t.Errorf("error output is not one line: %q", se.String())

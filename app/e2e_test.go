@@ -277,6 +277,15 @@ func TestRenderRef2VA(t *testing.T) {
 	if len(p.Decisions) != 0 {
 		t.Errorf("an unconstrained request was changed: %+v", p.Decisions)
 	}
+	// Another seed re-runs only the denoise and the decode: the references'
+	// latents and the text conditioning come from the engine's cache.
+	again := r
+	again.Seed, again.Steps, again.Output = 8, 1, filepath.Join(t.TempDir(), "again.mp4")
+	j2, _ := render(t, rd, again)
+	if got := fmt.Sprint(j2.Stats.Cached); got != "[input 1 input 2 input 3 input 4 text]" {
+		t.Errorf("second render cached %s; want all four inputs and the text", got)
+	}
+	checkMP4(t, again.Output, 64, 64, 56)
 }
 
 // TestRenderFitted renders the Ref2VA request under a Qwen sequence limit
