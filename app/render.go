@@ -271,6 +271,7 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 	defer out.abort()
 	er := engine.Request{
 		Prompt: r.Prompt, Seed: r.Seed, Steps: r.Steps, Layers: r.Layers, Reuse: r.Reuse,
+		CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction,
 		First: r.FirstFrame, Last: r.LastFrame, Preview: j.preview,
 		Media: mediaReader{}, Output: out,
 	}

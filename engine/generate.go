@@ -80,8 +80,14 @@ type Request struct {
 	// blocks (0: all); Reuse the whole-denoiser reuse interval (0 or 1:
 	// every step).
 	Steps, Layers, Reuse int
-	First, Last          string // FL2VA anchor images
-	Refs                 []Reference
+	// CoreReuse runs the DiT blocks every CoreReuse-th forward and reuses
+	// their cached residual in between (h3.c --core-reuse; 0: off; not with
+	// Reuse). TokenReduction pools target video rows in pairs inside the
+	// middle blocks (h3.c --token-reduction).
+	CoreReuse      int
+	TokenReduction bool
+	First, Last    string // FL2VA anchor images
+	Refs           []Reference
 	// Preview asks for a false-colour latent preview on every denoise step.
 	Preview bool
 	Media   MediaReader
@@ -166,8 +172,11 @@ func (e *Engine) check(r Request, p *plan.Plan) error {
 	if (r.First != "") != p.Spec.First || (r.Last != "") != p.Spec.Last {
 		errs = append(errs, errors.New("engine: the request's first/last frames differ from its plan's"))
 	}
-	if r.Steps < 0 || r.Layers < 0 || r.Reuse < 0 {
+	if r.Steps < 0 || r.Layers < 0 || r.Reuse < 0 || r.CoreReuse < 0 {
 		errs = append(errs, errors.New("engine: steps, layers and reuse must not be negative"))
+	}
+	if r.Reuse > 1 && r.CoreReuse > 1 {
+		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
 	}
 	if e.partition(p.Partition) == nil {
 		errs = append(errs, fmt.Errorf("engine: the snapshot has no %s partition", p.Partition))

@@ -81,6 +81,9 @@ func (g *generation) denoise(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := g.speedPolicies(m); err != nil {
+		return err
+	}
 	condVideo, condAudio, err := g.conditionRows(lay, cfg)
 	if err != nil {
 		return err
@@ -100,6 +103,33 @@ func (g *generation) denoise(ctx context.Context) error {
 	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: reuse, Preview: func(step, total int, video []float32) {
 		g.stepEvent(step, total, time.Since(t0), video)
 	}}, gen, g.video, g.audio)
+}
+
+// speedPolicies applies the request's DiT-side speed options.
+func (g *generation) speedPolicies(m *dit.Model) error {
+	if err := m.SetCoreReuse(dit.CoreReuseConfig{Every: g.req.CoreReuse}); err != nil {
+		return err
+	}
+	if !g.req.TokenReduction {
+		return m.SetTokenReduction(nil)
+	}
+	tr := tokenReduction(m.Cfg.Layers)
+	return m.SetTokenReduction(&tr)
+}
+
+// tokenReduction is h3.c's token-reduction stretch for a DiT of n blocks:
+// its own numbers for the release's 50, the same fractions of the depth
+// otherwise (deviation: h3.c only defines the 50-block setting).
+func tokenReduction(n int) dit.TokenReductionConfig {
+	tr := dit.H3CTokenReduction()
+	const release = 50
+	if n == release {
+		return tr
+	}
+	begin := tr.Begin * n / release
+	end := max(begin+1, tr.End*n/release)
+	return dit.TokenReductionConfig{Begin: begin, End: end, EarlySteps: tr.EarlySteps,
+		EarlyEnd: min(n, max(end, tr.EarlyEnd*n/release)), Scale: tr.Scale}
 }
 
 // schedule is the run's sigma ladder, with the partition's shifts when its

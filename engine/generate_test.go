@@ -189,3 +189,37 @@ func TestGenerateChecksRequest(t *testing.T) {
 		t.Errorf("%d events from refused requests", phases)
 	}
 }
+
+// TestGenerateSpeedPolicies runs core reuse and token reduction through a
+// whole generation: each changes the frames (the policies are live) and
+// keeps the clip complete.
+func TestGenerateSpeedPolicies(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, 4)
+	var base, core, reduced recorder
+	for _, c := range []struct {
+		out *recorder
+		req Request
+	}{
+		{&base, Request{Prompt: "x", Steps: 4}},
+		{&core, Request{Prompt: "x", Steps: 4, CoreReuse: 2}},
+		{&reduced, Request{Prompt: "x", Steps: 4, TokenReduction: true}},
+	} {
+		c.req.Output = c.out
+		if _, err := e.Generate(context.Background(), c.req, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.out.frames) != 22 {
+			t.Fatalf("%d frames", len(c.out.frames))
+		}
+	}
+	if reflect.DeepEqual(base.frames, core.frames) || reflect.DeepEqual(base.frames, reduced.frames) {
+		t.Error("a speed policy left the frames unchanged")
+	}
+	for n, want := range map[int][3]int{50: {4, 30, 40}, 2: {0, 1, 1}, 40: {3, 24, 32}} {
+		tr := tokenReduction(n)
+		if got := [3]int{tr.Begin, tr.End, tr.EarlyEnd}; got != want {
+			t.Errorf("token reduction for %d blocks: %v, want %v", n, got, want)
+		}
+	}
+}
