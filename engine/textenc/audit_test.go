@@ -3,9 +3,11 @@ package textenc
 import (
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
 )
 
 // releaseConfig is Qwen3-VL-32B's text encoder config as MiniMax-H3 ships it.
@@ -22,16 +24,35 @@ const releaseConfig = `{
     "num_position_embeddings": 2304, "deepstack_visual_indexes": [8, 16, 24]}
 }`
 
-// inputWeights fills every weight field of module with an unset graph
-// input of the checkpoint's shape: enough to build (not run) a graph.
-func inputWeights(g *ggml.Graph, module any, shapes map[string][]int, dt ggml.DType) {
-	for _, f := range bindFields("", module) {
-		shape := shapes[f.name]
+// placeholderWeights binds every weight of module (checkpoint names as
+// weights.Fields lists them, shapes from shapes) to a weight set laid over
+// one untouched read-only anonymous mapping: enough to build (not run)
+// release-shape graphs without gigabytes of memory. Vectors are f32,
+// matrices dt.
+func placeholderWeights(t *testing.T, b *ggml.Backend, module any, shapes map[string][]int, dt ggml.DType) {
+	t.Helper()
+	names := weights.Fields("", module)
+	ws := b.NewWeightSet(len(names))
+	t.Cleanup(ws.Free)
+	size, offs := 0, map[string]int{}
+	for _, n := range names {
 		d := dt
-		if len(shape) == 1 {
+		if len(shapes[n]) == 1 {
 			d = ggml.F32
 		}
-		*f.dst = g.Input(f.name, d, shape...)
+		size = max(size, ws.Add(n, d, shapes[n]...).NBytes())
+		offs[n] = 0
+	}
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if _, err := ws.AllocHost(mem, offs); err != nil {
+		t.Fatal(err)
+	}
+	if err := weights.Bind(ws, "", module); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -91,39 +112,44 @@ func TestMetalAuditReleaseShapes(t *testing.T) {
 		}
 		t.Logf("%s: %d nodes audited", name, len(g.Ops()))
 	}
+	kvs := []struct {
+		kv ggml.KVPrecision
+		dt ggml.DType // how the encoder keeps K/V for kv
+	}{{ggml.KVBackend, b.KVType()}, {ggml.KVF32, ggml.F32}}
 	for _, wt := range []ggml.DType{ggml.BF16, ggml.F16, ggml.Q8_0} {
 		// 1100 query rows over 1600 keys: three query chunks, a key prefix.
 		const n, e = 1100, 1600
-		g := b.NewGraph(0)
 		var l TextLayer
-		inputWeights(g, &l, textShapes(tc), wt)
+		placeholderWeights(t, b, &l, textShapes(tc), wt)
+		g := b.NewGraph(0)
 		x := g.Input("x", ggml.F32, tc.Hidden, n)
 		pos := g.Input("pos", ggml.I32, 4*n)
 		k, v := l.KeysValues(g, x, pos, tc)
-		g.Output(g.Cast(k, ggml.F16), g.Cast(v, ggml.F16))
+		g.Output(g.Cast(k, b.KVType()), g.Cast(v, b.KVType()))
 		audit("keys/values "+wt.String(), g)
 		g.Free()
 
-		g = b.NewGraph(0)
-		inputWeights(g, &l, textShapes(tc), wt)
-		x = g.Input("x", ggml.F32, tc.Hidden, n)
-		pos = g.Input("pos", ggml.I32, 4*n)
-		kin := g.Input("k", ggml.F16, tc.HeadDim, tc.KVHeads, e)
-		vin := g.Input("v", ggml.F16, tc.HeadDim, tc.KVHeads, e)
-		g.Output(l.Forward(g, x, pos, kin, vin, tc, defaultQueryChunk, ggml.F16, "blk.0"))
-		audit("layer "+wt.String(), g)
-		g.Free()
+		for _, kv := range kvs {
+			g = b.NewGraph(0)
+			x = g.Input("x", ggml.F32, tc.Hidden, n)
+			pos = g.Input("pos", ggml.I32, 4*n)
+			kin := g.Input("k", kv.dt, tc.HeadDim, tc.KVHeads, e)
+			vin := g.Input("v", kv.dt, tc.HeadDim, tc.KVHeads, e)
+			g.Output(l.Forward(g, x, pos, kin, vin, tc, defaultQueryChunk, kv.kv, "blk.0"))
+			audit("layer "+wt.String()+" K/V "+kv.dt.String(), g)
+			g.Free()
+		}
 	}
 	vc := cfg.Vision
 	vc.Depth, vc.Deepstack = 3, []int{0, 1, 2} // the same ops as 27 blocks, cheaper to build
 	for _, it := range []Item{{Height: 64, Width: 96}, {Height: 768, Width: 1344}} {
-		g := b.NewGraph(0)
 		tw := newVisionTower(vc)
-		inputWeights(g, &tw, visionShapes(vc), ggml.BF16)
+		placeholderWeights(t, b, &tw, visionShapes(vc), ggml.BF16)
+		g := b.NewGraph(0)
 		for i := 0; i < vc.TemporalPatch; i++ {
 			it.Frames = append(it.Frames, make([]float32, vc.InChannels*it.Height*it.Width))
 		}
-		merged, deep := tw.Forward(g, declareVisionInputs(g, vc, it), vc, ggml.F16)
+		merged, deep := tw.Forward(g, declareVisionInputs(g, vc, it), vc, ggml.KVBackend)
 		g.Output(merged)
 		g.Output(deep...)
 		audit("vision "+itoa(it.Width)+"x"+itoa(it.Height), g)
@@ -133,10 +159,7 @@ func TestMetalAuditReleaseShapes(t *testing.T) {
 
 func TestBindFieldsNames(t *testing.T) {
 	tw := newVisionTower(VisionConfig{Depth: 2, Deepstack: []int{1}})
-	var names []string
-	for _, f := range bindFields("model.visual.", &tw) {
-		names = append(names, f.name)
-	}
+	names := weights.Fields("model.visual.", &tw)
 	joined := strings.Join(names, " ")
 	for _, want := range []string{"model.visual.blocks.1.attn.qkv.bias", "model.visual.deepstack_merger_list.0.linear_fc2.weight", "model.visual.pos_embed.weight"} {
 		if !strings.Contains(joined, want) {

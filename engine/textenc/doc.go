@@ -21,17 +21,19 @@
 //
 // A layer runs as graphs of at most Options.RowGroup token rows: one pass
 // computes every row's rotated keys and values (kept on the host in the
-// K/V type), then each row group attends to the keys up to its last row in
-// query chunks of Options.QueryChunk rows, each chunk with its own causal
-// mask (visible keys x chunk rows) assembled on the device. Memory grows
-// linearly with the sequence (measured: 149 MiB peak at 10,231 tokens on
-// the tiny model), and no kernel holds a whole score row: the h3.c failure
-// "causal attention sequence 10231 exceeds threadgroup memory" cannot
-// happen here.
+// K/V type engine/ggml's Attention uses, so it converts nothing), then each
+// row group calls ggml's causal Attention with its queries against the
+// keys up to its last row, in query chunks of Options.QueryChunk rows whose
+// masks ggml builds on the device from inputs linear in the length.
+// Memory grows linearly with the sequence (measured: 98 MiB peak at 10,231
+// tokens on the tiny model; a 4096-row graph over 100,000 keys needs
+// 430 MiB of scratch), and no kernel holds a whole score row: the h3.c
+// failure "causal attention sequence 10231 exceeds threadgroup memory"
+// cannot happen here.
 //
 // # Weights
 //
-// Layers load lazily into ggml weight sets: Resident keeps them, Streamed
+// Layers load lazily through weights.LoadModule: Resident keeps them, Streamed
 // frees each after it runs and loads the next one in the background.
 // Close frees everything (the encode phase ends before the DiT loads).
 // Cache keeps outputs keyed by content so a re-render skips the encoder.

@@ -32,8 +32,9 @@ type Options struct {
 	// Weights is how matrices are stored; Auto keeps the checkpoint's
 	// type. Norms and biases are always f32.
 	Weights Precision
-	// KV is the attention K/V type; Auto is the backend's choice
-	// (ggml.Backend.KVType: bf16 on the CPU, f16 on Metal).
+	// KV is the attention K/V type: Auto is the backend's choice
+	// (ggml.Backend.KVType: bf16 on the CPU, f16 on Metal), F32 is
+	// reference precision (ggml.KVF32). No other type is accepted.
 	KV Precision
 	// QueryChunk is the query rows per flash-attention call; 0 means 512.
 	QueryChunk int
@@ -81,8 +82,11 @@ func (p Precision) dtype() ggml.DType {
 // Model is a loaded text/reference encoder. It is not safe for concurrent
 // use; Close frees every device buffer it holds.
 type Model struct {
-	cfg    Config
-	opts   Options
+	cfg  Config
+	opts Options
+	kv   ggml.KVPrecision
+	// kvType is how K/V rows are kept between a layer's passes: the type
+	// ggml's Attention uses for kv, so it converts nothing.
 	kvType ggml.DType
 	b      *ggml.Backend
 	src    weights.Source
@@ -94,7 +98,7 @@ type Model struct {
 
 type layerSlot struct {
 	l  TextLayer
-	ws *ggml.WeightSet
+	ws *weights.Module
 }
 
 // New prepares an encoder over src (the text encoder's tensors under HF
@@ -109,13 +113,13 @@ func New(b *ggml.Backend, src weights.Source, cfg Config, o Options) (*Model, er
 	if o.Layers < 1 || o.Layers > cfg.Text.Layers {
 		return nil, fmt.Errorf("textenc: %d layers requested, the checkpoint has %d", o.Layers, cfg.Text.Layers)
 	}
-	kv := b.KVType()
+	kv, kvType := ggml.KVBackend, b.KVType()
 	switch o.KV {
 	case PrecisionAuto:
-	case PrecisionF32, PrecisionF16, PrecisionBF16:
-		kv = o.KV.dtype()
+	case PrecisionF32:
+		kv, kvType = ggml.KVF32, ggml.F32
 	default:
-		return nil, fmt.Errorf("textenc: K/V precision %d unsupported (f32, f16, bf16)", o.KV)
+		return nil, fmt.Errorf("textenc: K/V precision %d unsupported: use PrecisionAuto (the backend's type) or PrecisionF32", o.KV)
 	}
 	if o.QueryChunk <= 0 {
 		o.QueryChunk = defaultQueryChunk
@@ -129,7 +133,7 @@ func New(b *ggml.Backend, src weights.Source, cfg Config, o Options) (*Model, er
 	if _, ok := src.Lookup(embedName); !ok {
 		return nil, fmt.Errorf("textenc: tensor %s missing: not a Qwen3-VL text encoder checkpoint", embedName)
 	}
-	return &Model{cfg: cfg, opts: o, kvType: kv, b: b, src: src, layers: make([]*layerSlot, o.Layers)}, nil
+	return &Model{cfg: cfg, opts: o, kv: kv, kvType: kvType, b: b, src: src, layers: make([]*layerSlot, o.Layers)}, nil
 }
 
 // Config returns the model's configuration.
@@ -189,7 +193,7 @@ func (m *Model) layer(i int) (*layerSlot, error) {
 // state, so a prefetch goroutine may run it while another layer computes.
 func (m *Model) loadLayer(i int) (*layerSlot, error) {
 	s := &layerSlot{}
-	ws, err := loadModule(m.b, m.src, fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.opts.Weights)
+	ws, err := m.load(fmt.Sprintf("model.language_model.layers.%d.", i), &s.l)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +242,16 @@ func (p positions) rows(s, e int) []int32 {
 		copy(out[a*n:(a+1)*n], p[a][s:e])
 	}
 	return out
+}
+
+// rowInputs declares and fills graph inputs for rows [s, e) of x
+// (row-major, D wide) and their mRoPE positions.
+func rowInputs(g *ggml.Graph, x []float32, pos positions, D, s, e int) (xin, pin *ggml.Tensor) {
+	xin = g.Input("x", ggml.F32, D, e-s)
+	xin.SetF32(x[s*D : e*D])
+	pin = g.Input("pos", ggml.I32, 4*(e-s))
+	pin.SetI32(pos.rows(s, e))
+	return xin, pin
 }
 
 // runText runs the language layers over x (row-major [S, hidden]) in place.
@@ -320,10 +334,7 @@ func (m *Model) keysValues(li int, l *TextLayer, x []float32, pos positions) (k,
 	for s := 0; s < S; s += G {
 		e := min(S, s+G)
 		g := m.b.NewGraph(0)
-		xin := g.Input("x", ggml.F32, D, e-s)
-		xin.SetF32(x[s*D : e*D])
-		pin := g.Input("pos", ggml.I32, 4*(e-s))
-		pin.SetI32(pos.rows(s, e))
+		xin, pin := rowInputs(g, x, pos, D, s, e)
 		kt, vt := l.KeysValues(g, xin, pin, c)
 		if m.kvType != ggml.F32 {
 			kt, vt = g.Cast(kt, m.kvType), g.Cast(vt, m.kvType)
@@ -351,15 +362,12 @@ func (m *Model) queries(li int, l *TextLayer, x []float32, pos positions, k, v [
 	for s := 0; s < S; s += G {
 		e := min(S, s+G)
 		g := m.b.NewGraph(0)
-		xin := g.Input("x", ggml.F32, D, e-s)
-		xin.SetF32(x[s*D : e*D])
-		pin := g.Input("pos", ggml.I32, 4*(e-s))
-		pin.SetI32(pos.rows(s, e))
+		xin, pin := rowInputs(g, x, pos, D, s, e)
 		kin := g.Input("k", m.kvType, c.HeadDim, c.KVHeads, e)
 		kin.SetRaw(k[:e*rowBytes])
 		vin := g.Input("v", m.kvType, c.HeadDim, c.KVHeads, e)
 		vin.SetRaw(v[:e*rowBytes])
-		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.kvType, fmt.Sprintf("blk.%d", li))
+		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.kv, fmt.Sprintf("blk.%d", li))
 		g.Output(y)
 		if err := m.compute(fmt.Sprintf("layer %d rows %d-%d", li, s, e), g); err != nil {
 			g.Free()

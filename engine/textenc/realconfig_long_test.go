@@ -11,6 +11,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
+	"h3studio/engine/weights"
 )
 
 // randomWeight is a deterministic bf16-rounded N(0, 1/fan_in) matrix (or a
@@ -44,25 +45,28 @@ func TestReleaseLayerShortSequence(t *testing.T) {
 	b := newBackend(t)
 	shapes := textShapes(tc)
 	var l TextLayer
-	fields := bindFields("", &l)
-	ws := b.NewWeightSet(len(fields))
+	names := weights.Fields("", &l)
+	ws := b.NewWeightSet(len(names))
 	defer ws.Free()
 	fan := map[string]int{}
-	for _, f := range fields {
-		s := shapes[f.name]
+	for _, name := range names {
+		s := shapes[name]
 		dt := ggml.BF16
 		if len(s) == 1 {
 			dt = ggml.F32
 		} else {
-			fan[f.name] = s[0]
+			fan[name] = s[0]
 		}
-		*f.dst = ws.Add(f.name, dt, s...)
+		ws.Add(name, dt, s...)
 	}
 	if err := ws.Alloc(); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range fields {
-		(*f.dst).SetF32(randomWeight(f.name, (*f.dst).Elements(), fan[f.name]))
+	for _, w := range ws.Tensors() {
+		w.SetF32(randomWeight(w.Name(), w.Elements(), fan[w.Name()]))
+	}
+	if err := weights.Bind(ws, "", &l); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("layer weights: %d MiB", ws.Size()>>20)
 
@@ -82,7 +86,7 @@ func TestReleaseLayerShortSequence(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kvType: b.KVType(), b: b}
+	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kv: ggml.KVBackend, kvType: b.KVType(), b: b}
 	m.graphHook = auditHook(t, false)
 	t0 := time.Now()
 	k, v, err := m.keysValues(0, &l, x, pos)

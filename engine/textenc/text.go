@@ -69,14 +69,14 @@ func (l *TextLayer) KeysValues(g *ggml.Graph, x, pos *ggml.Tensor, c TextConfig)
 // Forward runs the layer for query rows x [D, n] at positions pos [4n];
 // k, v [hd, KVHeads, e] are the rotated keys and values of rows 0..e-1, of
 // which x's rows are the last n. It returns the layer output [D, n].
-func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kvType ggml.DType, name string) *ggml.Tensor {
+func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.KVPrecision, name string) *ggml.Tensor {
 	n := x.Ne(1)
 	h := norm(g, x, l.InputNorm, c.Eps)
 	q := g.Reshape(g.MulMat(l.Attn.Q, h), c.HeadDim, c.Heads, n)
 	q = g.RoPE(norm(g, q, l.Attn.QNorm, c.Eps), pos, c.rope())
 	q = g.Cont(g.Permute(q, 0, 2, 1, 3))                                      // [hd, n, H]
 	k, v = g.Cont(g.Permute(k, 0, 2, 1, 3)), g.Cont(g.Permute(v, 0, 2, 1, 3)) // [hd, e, KV]
-	a := causalAttention(g, q, k, v, chunk, kvType, name+".attn")
+	a := g.Attention(q, k, v, ggml.AttentionOptions{Causal: true, Chunk: chunk, KV: kv, Name: name + ".attn"})
 	x = g.Add(x, g.MulMat(l.Attn.O, g.Reshape(a, c.HeadDim*c.Heads, n)))
 	h = norm(g, x, l.PostNorm, c.Eps)
 	m := g.MulMat(l.MLP.Down, g.SwiGLU(g.MulMat(l.MLP.Gate, h), g.MulMat(l.MLP.Up, h)))

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/weights"
 )
 
 // VisionTower is Qwen3-VL's ViT: a Conv3d patch embedding (applied as a
@@ -105,7 +106,7 @@ type visionInputs struct {
 
 // Forward runs one item (N patches) and returns the merged tokens
 // [OutHidden, N/4] and the deepstack features, each [OutHidden, N/4].
-func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kvType ggml.DType) (*ggml.Tensor, []*ggml.Tensor) {
+func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv ggml.KVPrecision) (*ggml.Tensor, []*ggml.Tensor) {
 	x := linear(g, t.PatchEmbed, t.PatchBias, in.patches)
 	for i := range in.posIdx {
 		x = g.Add(x, g.Mul(g.GetRows(t.PosEmbed, in.posIdx[i]), in.posW[i]))
@@ -118,7 +119,7 @@ func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv
 	var deep []*ggml.Tensor
 	for i := range t.Blocks {
 		b := &t.Blocks[i]
-		x = g.Add(x, b.attention(g, affine(g, g.LayerNorm(x, visionEps), b.Norm1W, b.Norm1B), in.rope, c, kvType))
+		x = g.Add(x, b.attention(g, affine(g, g.LayerNorm(x, visionEps), b.Norm1W, b.Norm1B), in.rope, c, kv))
 		h := affine(g, g.LayerNorm(x, visionEps), b.Norm2W, b.Norm2B)
 		x = g.Add(x, linear(g, b.FC2, b.FC2Bias, act(linear(g, b.FC1, b.FC1Bias, h)))).SetName("vision.blk.%d", i)
 		for k, d := range c.Deepstack {
@@ -133,7 +134,7 @@ func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv
 // attention is full (non-causal) multi-head attention over one item's
 // patches with the 2-D rotary embedding: the first quarter of each head's
 // rotary pairs turns with the patch row, the second with the column.
-func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kvType ggml.DType) *ggml.Tensor {
+func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.KVPrecision) *ggml.Tensor {
 	hd, H, N := c.headDim(), c.Heads, x.Ne(1)
 	qkv := g.Reshape(linear(g, b.QKV, b.QKVBias, x), hd, H, 3, N)
 	part := func(i int) *ggml.Tensor {
@@ -143,10 +144,7 @@ func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionCon
 	q := g.Cont(g.Permute(g.RoPE(part(0), rope, ro), 0, 2, 1, 3)) // [hd, N, H]
 	k := g.Cont(g.Permute(g.RoPE(part(1), rope, ro), 0, 2, 1, 3))
 	v := g.Cont(g.Permute(part(2), 0, 2, 1, 3))
-	if kvType != ggml.F32 {
-		k, v = g.Cast(k, kvType), g.Cast(v, kvType)
-	}
-	a := g.FlashAttn(q, k, v, nil, float32(1/math.Sqrt(float64(hd)))) // [hd, H, N]
+	a := g.Attention(q, k, v, ggml.AttentionOptions{KV: kv, Name: "vision.attn"}) // [hd, H, N]
 	return linear(g, b.Proj, b.ProjBias, g.Reshape(a, hd*H, N))
 }
 
@@ -186,7 +184,7 @@ func (m *Model) visionTower() (*VisionTower, error) {
 		return &m.vision.t, nil
 	}
 	s := &visionSlot{t: newVisionTower(m.cfg.Vision)}
-	ws, err := loadModule(m.b, m.src, "model.visual.", &s.t, m.opts.Weights)
+	ws, err := m.load("model.visual.", &s.t)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +263,7 @@ func (m *Model) encodeBlock(name string, it Item) (*visionFeatures, error) {
 	}
 	g := m.b.NewGraph(0)
 	defer g.Free()
-	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.kvType)
+	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.kv)
 	g.Output(merged)
 	g.Output(deep...)
 	if err := m.compute(name, g); err != nil {
@@ -294,7 +292,7 @@ func scaleBy(x []float32, s float32) {
 // visionSlot holds the loaded tower.
 type visionSlot struct {
 	t  VisionTower
-	ws *ggml.WeightSet
+	ws *weights.Module
 }
 
 func (m *Model) freeVision() {
