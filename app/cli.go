@@ -52,7 +52,8 @@ func Commands() []Command {
 }
 
 // Main runs one subcommand and returns the process exit status: 0 on
-// success, 1 when the command failed, 2 for a bad command line.
+// success, 1 when the command failed, 2 for a bad command line, or the
+// status an error with an ExitCode method carries (render's 3 and 4).
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(stdout)
