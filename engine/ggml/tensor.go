@@ -141,6 +141,26 @@ func (t *Tensor) SetRaw(data []byte) {
 	}
 }
 
+// SetRawAt writes data at byte offset off of a weight tensor's storage, so
+// a loader can move a huge tensor (the release's AdaLN weight is 520 MB) in
+// bounded pieces and release each piece's source pages as it goes. Only
+// weights support it: graph inputs are staged whole until Compute.
+func (t *Tensor) SetRawAt(data []byte, off int) {
+	if !t.Contiguous() {
+		panicf("set %s: tensor is a non-contiguous view", t)
+	}
+	if t.ws == nil {
+		panicf("set %s at offset: only weight tensors can be written in pieces", t)
+	}
+	if off < 0 || off+len(data) > t.NBytes() {
+		panicf("set %s: bytes [%d, %d) outside the tensor's %d", t, off, off+len(data), t.NBytes())
+	}
+	if len(data) == 0 {
+		return
+	}
+	t.ws.uploadAt(t, data, off)
+}
+
 // F32 returns the computed contents as float32 in ggml order (f16, bf16,
 // q8_0 and q4_K are converted). It panics if the tensor is not readable:
 // not marked with Graph.Output, or overwritten by a later Compute.

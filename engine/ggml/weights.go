@@ -175,6 +175,16 @@ func (ws *WeightSet) upload(t *Tensor, data []byte) {
 	cTensorSet(t.h, data, 0)
 }
 
+func (ws *WeightSet) uploadAt(t *Tensor, data []byte, off int) {
+	if !ws.allocated() {
+		panicf("set weight %s: call Alloc first", t)
+	}
+	if ws.readOnly {
+		panicf("set weight %s: weights placed over host memory are read-only", t)
+	}
+	cTensorSet(t.h, data, off)
+}
+
 func (ws *WeightSet) checkReadable(t *Tensor) {
 	if !ws.allocated() {
 		panicf("read weight %s: set not allocated", t)

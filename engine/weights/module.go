@@ -276,6 +276,9 @@ func checkShape(f field, info TensorInfo, dims map[string]int64) error {
 	return nil
 }
 
+// uploadChunk is the piece size Upload copies at a time.
+const uploadChunk = 8 << 20
+
 // Upload copies a stored tensor into t (allocated, same element count),
 // straight from the mapping when the dtypes agree and through a float32
 // conversion of this one tensor otherwise.
@@ -292,7 +295,15 @@ func Upload(t *ggml.Tensor, src Source, info TensorInfo) error {
 		return fmt.Errorf("%s: %d elements stored, backend tensor holds %d", info.Name, info.Elements(), t.Elements())
 	}
 	if st == t.DType() {
-		t.SetRaw(raw)
+		// Copy in bounded pieces and release each piece's source pages at
+		// once, so even the release's 520 MB AdaLN weight never holds more
+		// than uploadChunk of its file in this process's memory.
+		mapping := src.Mapping(info.File)
+		for off := 0; off < len(raw); off += uploadChunk {
+			end := min(off+uploadChunk, len(raw))
+			t.SetRawAt(raw[off:end], off)
+			releasePages(mapping, info.Offset+int64(off), int64(end-off))
+		}
 		return nil
 	}
 	t.SetF32(ggml.Dequantize(st, raw, int(info.Elements())))
