@@ -252,6 +252,12 @@ func (g *generation) component(name string) (*weights.Component, weights.Source,
 	if c == nil {
 		return nil, nil, fmt.Errorf("the %s partition has no %s", g.part.Name, name)
 	}
+	// Single-file trees (the Comfy-Org repack, GGUF sets) carry no
+	// config.json for these components; the DiT reads its config from the
+	// file's metadata or shapes, the others have no such source yet.
+	if c.Config == "" && name != weights.Transformer {
+		return nil, nil, fmt.Errorf("the %s has no config.json in this %s snapshot; rendering needs the official folder layout for it", name, g.e.snap.Format)
+	}
 	src, err := c.Open()
 	if err != nil {
 		return nil, nil, err
