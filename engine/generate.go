@@ -178,8 +178,20 @@ func (e *Engine) check(r Request, p *plan.Plan) error {
 	if r.Reuse > 1 && r.CoreReuse > 1 {
 		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
 	}
-	if e.partition(p.Partition) == nil {
-		errs = append(errs, fmt.Errorf("engine: the snapshot has no %s partition", p.Partition))
+	part := e.partition(p.Partition)
+	if part == nil {
+		return errors.Join(append(errs, fmt.Errorf("engine: the snapshot has no %s partition", p.Partition))...)
+	}
+	for _, name := range []string{weights.Transformer, weights.TextEncoder, weights.VideoVAE, weights.AudioVAE} {
+		switch c := part.Component(name); {
+		case c == nil:
+			errs = append(errs, fmt.Errorf("engine: the %s partition has no %s", part.Name, name))
+		case c.Config == "" && name != weights.Transformer:
+			// Single-file trees (the Comfy-Org repack, GGUF sets) carry no
+			// config.json for these; the DiT reads its config from the
+			// file's metadata or shapes, the others have no such source yet.
+			errs = append(errs, fmt.Errorf("engine: the %s has no config.json in this %s snapshot; rendering needs the official folder layout for it", name, e.snap.Format))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -251,12 +263,6 @@ func (g *generation) component(name string) (*weights.Component, weights.Source,
 	c := g.part.Component(name)
 	if c == nil {
 		return nil, nil, fmt.Errorf("the %s partition has no %s", g.part.Name, name)
-	}
-	// Single-file trees (the Comfy-Org repack, GGUF sets) carry no
-	// config.json for these components; the DiT reads its config from the
-	// file's metadata or shapes, the others have no such source yet.
-	if c.Config == "" && name != weights.Transformer {
-		return nil, nil, fmt.Errorf("the %s has no config.json in this %s snapshot; rendering needs the official folder layout for it", name, g.e.snap.Format)
 	}
 	src, err := c.Open()
 	if err != nil {
