@@ -89,7 +89,8 @@ func (e *Engine) Profile() plan.Model { return e.profile }
 func (e *Engine) Backend() ggml.Caps { return e.backend.Caps() }
 
 // Plan counts and fits a request for machine mc with this snapshot's
-// weights (engine/plan does the work; this only supplies the profile).
+// weights (engine/plan does the work; this supplies the profile and checks
+// that the task's partition has every component Generate will load).
 // A model-rule violation is an error; a request that cannot be fitted is a
 // plan whose Verdict is plan.Refused.
 func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.Plan, error) {
@@ -97,8 +98,8 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 	if err != nil {
 		return nil, err
 	}
-	if e.partition(p.Partition) == nil {
-		return nil, fmt.Errorf("engine: the snapshot at %s has no %s partition, which task %s needs", e.snap.Root, p.Partition, p.Task)
+	if err := e.checkPartition(p.Partition); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -178,19 +178,28 @@ func (e *Engine) check(r Request, p *plan.Plan) error {
 	if r.Reuse > 1 && r.CoreReuse > 1 {
 		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
 	}
-	part := e.partition(p.Partition)
-	if part == nil {
-		return errors.Join(append(errs, fmt.Errorf("engine: the snapshot has no %s partition", p.Partition))...)
+	if err := e.checkPartition(p.Partition); err != nil {
+		errs = append(errs, err)
 	}
-	for _, name := range []string{weights.Transformer, weights.TextEncoder, weights.VideoVAE, weights.AudioVAE} {
-		switch c := part.Component(name); {
+	return errors.Join(errs...)
+}
+
+// checkPartition reports what the named partition lacks for a render.
+func (e *Engine) checkPartition(name string) error {
+	part := e.partition(name)
+	if part == nil {
+		return fmt.Errorf("engine: the snapshot at %s has no %s partition", e.snap.Root, name)
+	}
+	var errs []error
+	for _, comp := range []string{weights.Transformer, weights.TextEncoder, weights.VideoVAE, weights.AudioVAE} {
+		switch c := part.Component(comp); {
 		case c == nil:
-			errs = append(errs, fmt.Errorf("engine: the %s partition has no %s", part.Name, name))
-		case c.Config == "" && name != weights.Transformer:
+			errs = append(errs, fmt.Errorf("engine: the %s partition has no %s", part.Name, comp))
+		case c.Config == "" && comp != weights.Transformer:
 			// Single-file trees (the Comfy-Org repack, GGUF sets) carry no
 			// config.json for these; the DiT reads its config from the
 			// file's metadata or shapes, the others have no such source yet.
-			errs = append(errs, fmt.Errorf("engine: the %s has no config.json in this %s snapshot; rendering needs the official folder layout for it", name, e.snap.Format))
+			errs = append(errs, fmt.Errorf("engine: the %s has no config.json in this %s snapshot; rendering needs the official folder layout for it", comp, e.snap.Format))
 		}
 	}
 	return errors.Join(errs...)
