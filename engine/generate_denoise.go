@@ -36,35 +36,11 @@ func (g *generation) denoise(ctx context.Context) error {
 		return err
 	}
 	defer src.Close()
-	var cfgJSON []byte
-	if comp.Config != "" {
-		if cfgJSON, err = os.ReadFile(comp.Config); err != nil {
-			return err
-		}
-	}
-	cfg, err := dit.ConfigFor(src, cfgJSON)
-	if err != nil {
-		return err
-	}
-	res := dit.Resident
-	if g.plan.Residency.DiT == plan.Streamed {
-		res = dit.Streamed
-	}
-	m, err := dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res})
+	m, err := g.loadDiT(comp, src)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-
-	lay := g.text.layout
-	seq, err := m.NewSequence(lay.Segments, g.text.out.Tags)
-	if err != nil {
-		return err
-	}
-	text, err := m.EncodeText(g.text.out.Hidden, g.text.out.Tokens)
-	if err != nil {
-		return err
-	}
 	sched, err := g.schedule()
 	if err != nil {
 		return err
@@ -72,7 +48,70 @@ func (g *generation) denoise(ctx context.Context) error {
 	if err := m.PrepareAdaLN(dit.StepTimesteps(sched)); err != nil {
 		return err
 	}
-	if g.req.Layers > 0 && g.req.Layers < cfg.Layers {
+	if err := g.speedPolicies(m); err != nil {
+		return err
+	}
+	gen, err := g.newGeneration(m)
+	if err != nil {
+		return err
+	}
+	c, lt, lh, lw := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
+	seed := uint64(g.req.Seed)
+	g.video = sampler.Noise(seed, streamVideo, c*lt*lh*lw)
+	g.audio = sampler.Noise(seed, streamAudio, m.Cfg.AudioChannels*2*g.text.layout.AudioLatents)
+	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
+	t0 := time.Now()
+	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
+		Preview: func(step, total int, video []float32) { g.stepEvent(step, total, time.Since(t0), video) }},
+		gen, g.video, g.audio)
+}
+
+// loadDiT reads the transformer's config (config.json, else the file's
+// metadata or shapes) and loads it with the plan's residency.
+func (g *generation) loadDiT(comp *weights.Component, src weights.Source) (*dit.Model, error) {
+	var cfgJSON []byte
+	if comp.Config != "" {
+		var err error
+		if cfgJSON, err = os.ReadFile(comp.Config); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := dit.ConfigFor(src, cfgJSON)
+	if err != nil {
+		return nil, err
+	}
+	res := dit.Resident
+	if g.plan.Residency.DiT == plan.Streamed {
+		res = dit.Streamed
+	}
+	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res})
+}
+
+// newGeneration builds the run's sequence, refined text and pinned
+// condition rows, and sets the target latent's shape.
+func (g *generation) newGeneration(m *dit.Model) (*dit.Generation, error) {
+	lay := g.text.layout
+	seq, err := m.NewSequence(lay.Segments, g.text.out.Tags)
+	if err != nil {
+		return nil, err
+	}
+	text, err := m.EncodeText(g.text.out.Hidden, g.text.out.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	condVideo, condAudio, err := g.conditionRows(lay, m.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.latent = [4]int{m.Cfg.LatentChannels, lay.LatentFrames, lay.Canvas.LatentH(), lay.Canvas.LatentW()}
+	return m.NewGeneration(seq, text, condVideo, condAudio, g.latent, lay.AudioLatents)
+}
+
+// speedPolicies applies the request's DiT-side speed options: layer
+// thinning (ranked by the gates of the tables just prepared), core reuse
+// and token reduction.
+func (g *generation) speedPolicies(m *dit.Model) error {
+	if g.req.Layers > 0 && g.req.Layers < m.Cfg.Layers {
 		active, err := sampler.ThinningConfig{Keep: g.req.Layers}.Active(m.GateScores())
 		if err != nil {
 			return err
@@ -81,32 +120,6 @@ func (g *generation) denoise(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := g.speedPolicies(m); err != nil {
-		return err
-	}
-	condVideo, condAudio, err := g.conditionRows(lay, cfg)
-	if err != nil {
-		return err
-	}
-	c, lt, lh, lw := cfg.LatentChannels, lay.LatentFrames, lay.Canvas.LatentH(), lay.Canvas.LatentW()
-	gen, err := m.NewGeneration(seq, text, condVideo, condAudio, [4]int{c, lt, lh, lw}, lay.AudioLatents)
-	if err != nil {
-		return err
-	}
-	seed := uint64(g.req.Seed)
-	g.latent = [4]int{c, lt, lh, lw}
-	g.video = sampler.Noise(seed, streamVideo, c*lt*lh*lw)
-	g.audio = sampler.Noise(seed, streamAudio, cfg.AudioChannels*2*lay.AudioLatents)
-	reuse := sampler.ReuseConfig{Every: g.req.Reuse}
-	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
-	t0 := time.Now()
-	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: reuse, Preview: func(step, total int, video []float32) {
-		g.stepEvent(step, total, time.Since(t0), video)
-	}}, gen, g.video, g.audio)
-}
-
-// speedPolicies applies the request's DiT-side speed options.
-func (g *generation) speedPolicies(m *dit.Model) error {
 	if err := m.SetCoreReuse(dit.CoreReuseConfig{Every: g.req.CoreReuse}); err != nil {
 		return err
 	}
