@@ -215,8 +215,12 @@ func tinyRequest(t *testing.T, out string) Request {
 func TestRenderT2VA(t *testing.T) {
 	rd := newRenderer(t)
 	r := tinyRequest(t, "t2va.mp4")
+	r.FramesDir = filepath.Join(t.TempDir(), "frames")
 	job, ev := render(t, rd, r)
 	checkMP4(t, r.Output, 64, 64, 22)
+	if pngs, err := filepath.Glob(filepath.Join(r.FramesDir, "*.png")); err != nil || len(pngs) != 22 {
+		t.Errorf("--frames-dir holds %d PNGs (%v), want 22", len(pngs), err)
+	}
 	if job.Plan.Task != "t2va" {
 		t.Errorf("task %s, want t2va", job.Plan.Task)
 	}
