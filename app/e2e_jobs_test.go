@@ -145,7 +145,24 @@ func TestQueueCancelDuringDenoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := waitStatusLong(t, h, first, StatusCanceled)
-	waitStatusLong(t, h, second, StatusDone)
+	done := waitStatusLong(t, h, second, StatusDone)
+	// The history keeps what ran: the plan and the engine's stats.
+	var kept struct {
+		Task    string `json:"task"`
+		Verdict string `json:"verdict"`
+	}
+	var stats struct {
+		Rows int `json:"rows"`
+	}
+	if err := json.Unmarshal(done.Plan, &kept); err != nil || kept.Task != "t2va" || kept.Verdict != "fits" {
+		t.Errorf("history plan %s (%v), want a fitting t2va plan", done.Plan, err)
+	}
+	if err := json.Unmarshal(done.Stats, &stats); err != nil || stats.Rows <= 0 {
+		t.Errorf("history stats %s (%v), want the DiT rows", done.Stats, err)
+	}
+	if e.Plan == nil {
+		t.Error("the canceled job's plan was not recorded")
+	}
 	if _, err := os.Stat(slow.Output); !os.IsNotExist(err) {
 		t.Errorf("canceled job left %s (%v)", slow.Output, err)
 	}

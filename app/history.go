@@ -35,8 +35,13 @@ type Entry struct {
 	Output   string          `json:"output,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Request  json.RawMessage `json:"request,omitempty"`
+	// Plan is the plan the job ran (engine/plan's JSON form), recorded
+	// once planning finished.
+	Plan json.RawMessage `json:"plan,omitempty"`
 	// Phases records wall time per engine phase in milliseconds.
 	Phases map[string]int64 `json:"phases_ms,omitempty"`
+	// Stats is the engine's summary of a finished run.
+	Stats json.RawMessage `json:"stats,omitempty"`
 }
 
 // History is a folder of one JSON file per job. Each write goes to a temp

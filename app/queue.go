@@ -53,9 +53,10 @@ type runningJob struct {
 	cancel context.CancelFunc
 }
 
-// NewQueue starts the worker. observe receives every JobEvent on the worker
-// goroutine (or the caller's, for Submit/Cancel status changes); it must
-// not block.
+// NewQueue starts the worker. observe receives every JobEvent: progress on
+// the worker goroutine, and the status changes Submit and Cancel make
+// synchronously on the caller's goroutine before they return. It must not
+// block, and must not wait for a lock its callers of Submit/Cancel hold.
 func NewQueue(hist *History, render RenderFunc, observe func(JobEvent)) *Queue {
 	if observe == nil {
 		observe = func(JobEvent) {}
@@ -186,9 +187,18 @@ func (q *Queue) runNext() bool {
 
 	q.setStatus(job.id, StatusRunning)
 	phases := map[string]int64{}
+	var stats json.RawMessage
 	sink := func(ev engine.Event) {
 		if ev.Elapsed > 0 {
 			phases[string(ev.Phase)] = ev.Elapsed.Milliseconds()
+		}
+		if ev.Plan != nil {
+			q.recordPlan(job.id, ev.Plan)
+		}
+		if ev.Stats != nil {
+			if raw, err := json.Marshal(ev.Stats); err == nil {
+				stats = raw
+			}
 		}
 		q.observe(JobEvent{JobID: job.id, Status: StatusRunning, Event: &ev})
 	}
@@ -197,6 +207,7 @@ func (q *Queue) runNext() bool {
 	q.mu.Lock()
 	q.running = nil
 	q.mu.Unlock()
+	q.recordStats(job.id, stats)
 	switch {
 	case err == nil:
 		q.finish(job.id, StatusDone, out, nil, phases)
@@ -206,6 +217,33 @@ func (q *Queue) runNext() bool {
 		q.finish(job.id, StatusFailed, "", err, phases)
 	}
 	return true
+}
+
+// recordPlan stores the job's plan in its history entry as soon as it is
+// known, so even a job that later fails or is killed shows what it planned.
+func (q *Queue) recordPlan(id string, p any) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	if e, err := q.hist.Get(id); err == nil {
+		e.Plan = raw
+		if perr := q.hist.Put(e); perr != nil {
+			q.observe(JobEvent{JobID: id, Status: e.Status, Err: perr})
+		}
+	}
+}
+
+func (q *Queue) recordStats(id string, stats json.RawMessage) {
+	if len(stats) == 0 {
+		return
+	}
+	if e, err := q.hist.Get(id); err == nil {
+		e.Stats = stats
+		if perr := q.hist.Put(e); perr != nil {
+			q.observe(JobEvent{JobID: id, Status: e.Status, Err: perr})
+		}
+	}
 }
 
 func (q *Queue) setStatus(id string, s JobStatus) {

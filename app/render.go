@@ -139,7 +139,8 @@ func (rd *Renderer) Render(ctx context.Context, req Request, sink engine.Sink) (
 		return "", err
 	}
 	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: time.Since(t0),
-		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", job.Plan.Task, job.Plan.DiTRows.Total, job.Plan.TextTokens.Total)})
+		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", job.Plan.Task, job.Plan.DiTRows.Total, job.Plan.TextTokens.Total),
+		Plan:    job.Plan})
 	return job.Run(ctx, sink)
 }
 

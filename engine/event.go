@@ -9,6 +9,8 @@ import (
 	"errors"
 	"image"
 	"time"
+
+	"h3studio/engine/plan"
 )
 
 // Phase names one stage of a generation, in the order they run. Each phase
@@ -45,6 +47,9 @@ type Event struct {
 	ETA time.Duration
 	// Stats is set on EventDone.
 	Stats *Stats
+	// Plan is set on the EventEnd of PhasePlan: the plan the run executes,
+	// so the job history can keep it beside the request.
+	Plan *plan.Plan
 }
 
 // EventKind says what an Event reports. The zero value is a progress report,
