@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -45,76 +43,6 @@ func TestWithTextRows(t *testing.T) {
 	}
 }
 
-func TestPoolableHeads(t *testing.T) {
-	for _, c := range []struct{ want, dim, ch, got int }{
-		{8, 2048, 32, 8}, // the release: 256 features per head, 8 per channel
-		{8, 64, 32, 2},   // the tiny writer's head count on its latent_dim
-		{0, 64, 32, 2},
-		{4, 96, 32, 3},
-		{8, 16, 32, 0},
-	} {
-		if h := poolableHeads(c.want, c.dim, c.ch); h != c.got {
-			t.Errorf("poolableHeads(%d, %d, %d) = %d, want %d", c.want, c.dim, c.ch, h, c.got)
-		}
-	}
-}
-
-// TestTinyConfigsBridge reads the tiny snapshot's VAE configs through the
-// bridge, and checks that a config carrying every key (the release's
-// spelling) comes out exactly as engine/vae reads it alone.
-func TestTinyConfigsBridge(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: 2}); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := weights.Discover(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := snap.Partitions[0]
-	vc, err := readVideoConfig(p.Component(weights.VideoVAE).Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := readAudioConfig(p.Component(weights.AudioVAE).Config, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if vc.LatentChannels != 24 || vc.SpatialRatio() != 16 || ac.Hop() != 800 || ac.Model.Heads != 2 {
-		t.Errorf("tiny configs: %d latent channels, ratio %d, hop %d, %d heads", vc.LatentChannels, vc.SpatialRatio(), ac.Hop(), ac.Model.Heads)
-	}
-	// Write the bridged audio metadata back (every key present): the bridge
-	// must now be the identity.
-	full := filepath.Join(t.TempDir(), "audio_vae")
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cj, err := os.ReadFile(p.Component(weights.AudioVAE).Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := json.Marshal(map[string]any{"metadata": map[string]any{"kwargs": ac.Model}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{"config.json": cj, "metadata.json": meta} {
-		if err := os.WriteFile(filepath.Join(full, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	direct, err := vae.ReadAudioConfig(filepath.Join(full, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridged, err := readAudioConfig(filepath.Join(full, "config.json"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(direct, bridged) {
-		t.Errorf("bridge changed a complete config:\n%+v\n%+v", bridged, direct)
-	}
-}
-
 func TestCacheEvictsLeastRecent(t *testing.T) {
 	c := newCache(2)
 	c.put("a", 1)
@@ -133,5 +61,31 @@ func TestCacheEvictsLeastRecent(t *testing.T) {
 	off.put("a", 1)
 	if _, ok := off.get("a"); ok {
 		t.Error("a disabled cache kept a value")
+	}
+}
+
+// The tiny snapshot's VAE configs are read by engine/vae as they are, with
+// the release's architecture values (no bridging between the writer and
+// the reader).
+func TestTinyVAEConfigsReadDirectly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := weights.WriteTiny(dir, weights.TinyOptions{Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := weights.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := snap.Partitions[0]
+	vc, err := vae.ReadVideoConfig(p.Component(weights.VideoVAE).Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := vae.ReadAudioConfig(p.Component(weights.AudioVAE).Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vc.LatentChannels != 24 || vc.SpatialRatio() != 16 || ac.Hop() != 800 || ac.Model.Heads != 2 {
+		t.Errorf("tiny configs: %d latent channels, ratio %d, hop %d, %d heads", vc.LatentChannels, vc.SpatialRatio(), ac.Hop(), ac.Model.Heads)
 	}
 }

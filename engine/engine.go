@@ -148,7 +148,7 @@ const TinySeed = 1
 // build can reproduce in a second. A folder that is present but incomplete
 // (an interrupted first run) is replaced.
 func TinyModelDir(cacheRoot string) (string, error) {
-	dir := filepath.Join(cacheRoot, fmt.Sprintf("tiny-seed%d-v1", TinySeed))
+	dir := filepath.Join(cacheRoot, fmt.Sprintf("tiny-seed%d-v%d", TinySeed, weights.TinyVersion))
 	if _, err := weights.Discover(dir); err == nil {
 		return dir, nil
 	}

@@ -44,7 +44,7 @@ func (g *generation) decode(ctx context.Context) error {
 		return err
 	}
 	defer src.Close()
-	cfg, err := readVideoConfig(comp.Config)
+	cfg, err := vae.ReadVideoConfig(comp.Config)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
 		return Audio{}, err
 	}
 	defer src.Close()
-	cfg, err := readAudioConfig(comp.Config, g.e.log)
+	cfg, err := vae.ReadAudioConfig(comp.Config)
 	if err != nil {
 		return Audio{}, err
 	}

@@ -237,7 +237,7 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer src.Close()
-	cfg, err := readVideoConfig(comp.Config)
+	cfg, err := vae.ReadVideoConfig(comp.Config)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer src.Close()
-	cfg, err := readAudioConfig(comp.Config, g.e.log)
+	cfg, err := vae.ReadAudioConfig(comp.Config)
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,12 @@ func TinyAudioVAEConfigs(seed uint64) (AudioVAEConfig, AudioVAEKwargs) {
 // weights, byte-identical encoders and VAEs (as in the release).
 var tinyPartitions = []struct{ dir, name string }{{"FL2VA", "fl2va"}, {"Ref2VA", "ref2va"}}
 
+// TinyVersion names the tiny snapshot's format. Bump it whenever WriteTiny's
+// output changes (engine/dit's fixture checksum test fails when it does):
+// caches of generated tiny models are keyed by it, so a newer binary never
+// reuses an older snapshot.
+const TinyVersion = 2
+
 // WriteTiny writes a complete random-weight snapshot in the release's
 // layout, tensor names and config keys into dir (which must not exist or
 // be empty). It writes into a temporary sibling and renames it into place.
