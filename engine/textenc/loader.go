@@ -13,7 +13,9 @@ import (
 // matrices are stored as Options.Weights says (PrecisionAuto: as the
 // checkpoint stores them). Tensors of more than two axes (the Conv3d patch
 // embedding) arrive flattened to [rest, out].
-func (m *Model) load(prefix string, module any) (*weights.Module, error) {
+// check then compares the loaded shapes with the config; on a mismatch
+// the weights are freed again.
+func (m *Model) load(prefix string, module any, check func(*shapeCheck)) (*weights.Module, error) {
 	o := weights.LoadOptions{Prefix: prefix}
 	if wt := m.opts.Weights; wt != PrecisionAuto {
 		o.Store = func(info weights.TensorInfo) (ggml.DType, error) {
@@ -26,6 +28,12 @@ func (m *Model) load(prefix string, module any) (*weights.Module, error) {
 	ws, err := weights.LoadModule(m.b, m.src, module, o)
 	if err != nil {
 		return nil, fmt.Errorf("textenc: %w", err)
+	}
+	var sc shapeCheck
+	check(&sc)
+	if err := sc.err(); err != nil {
+		ws.Free()
+		return nil, err
 	}
 	return ws, nil
 }

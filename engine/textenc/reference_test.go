@@ -93,7 +93,45 @@ func geluTanh64(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 }
 func geluErf64(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
-func silu64(x float64) float64    { return x / (1 + math.Exp(-x)) }
+
+// attend64 adds one query's attention, softmax_j(q·k_j / sqrt(len(q)))
+// weighting v_j over keys j < n, into out; key(j) and val(j) return key
+// and value j.
+func attend64(q []float64, n int, key, val func(j int) []float64, out []float64) {
+	sc := make([]float64, n)
+	scale := 1 / math.Sqrt(float64(len(q)))
+	m := math.Inf(-1)
+	for j := range sc {
+		d := 0.0
+		for i, kv := range key(j) {
+			d += q[i] * kv
+		}
+		sc[j] = d * scale
+		m = math.Max(m, sc[j])
+	}
+	sum := 0.0
+	for j := range sc {
+		sc[j] = math.Exp(sc[j] - m)
+		sum += sc[j]
+	}
+	for j := range sc {
+		w := sc[j] / sum
+		for i, vv := range val(j) {
+			out[i] += w * vv
+		}
+	}
+}
+
+// gqaRows64 returns accessors of KV head kh's key and value rows in k, v
+// (row-major [tokens, KV heads, hd]).
+func gqaRows64(k, v []float64, KV, hd, kh int) (key, val func(j int) []float64) {
+	at := func(x []float64) func(j int) []float64 {
+		return func(j int) []float64 { return x[(j*KV+kh)*hd : (j*KV+kh+1)*hd] }
+	}
+	return at(k), at(v)
+}
+
+func silu64(x float64) float64 { return x / (1 + math.Exp(-x)) }
 
 // rotateHalf64 rotates pairs (d, d+n/2) of v by the given angles.
 func rotateHalf64(v []float64, ang []float64) {
@@ -150,34 +188,10 @@ func (r *ref64) textLayer64(li int, x []float64, S int, pos [3][]int32, upto int
 		}
 	}
 	att := make([]float64, upto*H*hd)
-	scale := 1 / math.Sqrt(float64(hd))
-	sc := make([]float64, upto)
 	for s := 0; s < upto; s++ {
 		for h := 0; h < H; h++ {
-			kh := h / (H / KV)
-			qv := q[(s*H+h)*hd : (s*H+h+1)*hd]
-			m := math.Inf(-1)
-			for j := 0; j <= s; j++ {
-				kv := k[(j*KV+kh)*hd : (j*KV+kh+1)*hd]
-				d := 0.0
-				for i := range qv {
-					d += qv[i] * kv[i]
-				}
-				sc[j] = d * scale
-				m = math.Max(m, sc[j])
-			}
-			sum := 0.0
-			for j := 0; j <= s; j++ {
-				sc[j] = math.Exp(sc[j] - m)
-				sum += sc[j]
-			}
-			o := att[(s*H+h)*hd : (s*H+h+1)*hd]
-			for j := 0; j <= s; j++ {
-				vv := v[(j*KV+kh)*hd : (j*KV+kh+1)*hd]
-				for i := range o {
-					o[i] += sc[j] / sum * vv[i]
-				}
-			}
+			key, val := gqaRows64(k, v, KV, hd, h/(H/KV))
+			attend64(q[(s*H+h)*hd:(s*H+h+1)*hd], s+1, key, val, att[(s*H+h)*hd:(s*H+h+1)*hd])
 		}
 	}
 	ao := linear64(att, upto, H*hd, r.w(p+"self_attn.o_proj.weight"), nil)
@@ -259,30 +273,11 @@ func (r *ref64) textLayerRows64(li int, x []float64, S int, pos [3][]int32, rows
 		q := rmsNorm64(linear64(hs, 1, D, r.w(p+"self_attn.q_proj.weight"), nil), hd, r.w(p+"self_attn.q_norm.weight"), eps)
 		ang := r.mropeAngles64(int(pos[0][s]), int(pos[1][s]), int(pos[2][s]))
 		att := make([]float64, H*hd)
-		sc := make([]float64, s+1)
 		for h := 0; h < H; h++ {
 			qv := q[h*hd : (h+1)*hd]
 			rotateHalf64(qv, ang)
-			kh := h / (H / KV)
-			m := math.Inf(-1)
-			for j := 0; j <= s; j++ {
-				d := 0.0
-				for i, a := range qv {
-					d += a * k[(j*KV+kh)*hd+i]
-				}
-				sc[j] = d / math.Sqrt(float64(hd))
-				m = math.Max(m, sc[j])
-			}
-			sum := 0.0
-			for j := range sc {
-				sc[j] = math.Exp(sc[j] - m)
-				sum += sc[j]
-			}
-			for j := 0; j <= s; j++ {
-				for i := 0; i < hd; i++ {
-					att[h*hd+i] += sc[j] / sum * v[(j*KV+kh)*hd+i]
-				}
-			}
+			key, val := gqaRows64(k, v, KV, hd, h/(H/KV))
+			attend64(qv, s+1, key, val, att[h*hd:(h+1)*hd])
 		}
 		y := linear64(att, 1, H*hd, r.w(p+"self_attn.o_proj.weight"), nil)
 		for i := range y {

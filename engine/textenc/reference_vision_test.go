@@ -54,28 +54,10 @@ func (r *ref64) visionTower64(patches []float64, gh, gw int) (merged []float64, 
 				rotateHalf64(qs[n], angles[n])
 				rotateHalf64(ks[n], angles[n])
 			}
-			sc := make([]float64, N)
+			key := func(b int) []float64 { return ks[b] }
+			val := func(b int) []float64 { return qkv[b*3*D+2*D+hh*hd : b*3*D+2*D+(hh+1)*hd] }
 			for a := 0; a < N; a++ {
-				m := math.Inf(-1)
-				for b := 0; b < N; b++ {
-					d := 0.0
-					for i := 0; i < hd; i++ {
-						d += qs[a][i] * ks[b][i]
-					}
-					sc[b] = d / math.Sqrt(float64(hd))
-					m = math.Max(m, sc[b])
-				}
-				sum := 0.0
-				for b := range sc {
-					sc[b] = math.Exp(sc[b] - m)
-					sum += sc[b]
-				}
-				for b := 0; b < N; b++ {
-					vv := qkv[b*3*D+2*D+hh*hd : b*3*D+2*D+(hh+1)*hd]
-					for i := 0; i < hd; i++ {
-						att[a*D+hh*hd+i] += sc[b] / sum * vv[i]
-					}
-				}
+				attend64(qs[a], N, key, val, att[a*D+hh*hd:a*D+(hh+1)*hd])
 			}
 		}
 		o := linear64(att, N, D, r.w(p+"attn.proj.weight"), r.w(p+"attn.proj.bias"))

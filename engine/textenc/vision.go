@@ -184,14 +184,8 @@ func (m *Model) visionTower() (*VisionTower, error) {
 		return &m.vision.t, nil
 	}
 	s := &visionSlot{t: newVisionTower(m.cfg.Vision)}
-	ws, err := m.load("model.visual.", &s.t)
+	ws, err := m.load("model.visual.", &s.t, func(sc *shapeCheck) { s.t.check(m.cfg.Vision, sc) })
 	if err != nil {
-		return nil, err
-	}
-	var sc shapeCheck
-	s.t.check(m.cfg.Vision, &sc)
-	if err := sc.err(); err != nil {
-		ws.Free()
 		return nil, err
 	}
 	s.ws = ws
