@@ -191,6 +191,21 @@ func (s *Studio) openClip(path string) {
 			s.timeline.Load(st)
 			s.stage.SelectIndex(1)
 		})
+		if err != nil {
+			return
+		}
+		// Large clips scrub from a half-size proxy while the full frame
+		// decodes (see BenchmarkScrub768x1344).
+		if w, h := proxySize(st); w > 0 {
+			px, err := media.LoadFrames(s.ctx, path, media.FrameStoreOptions{Width: w, Height: h})
+			if err == nil {
+				s.cfg.Exec.Do(func() {
+					if s.timeline.Store() == st {
+						s.timeline.LoadProxy(px)
+					}
+				})
+			}
+		}
 	}()
 }
 
@@ -229,6 +244,7 @@ func (s *Studio) showQueue() {
 	}
 	s.queueBox.Objects = rows
 	s.queueBox.Refresh()
+	relayout(s.queueScroll)
 }
 
 // moveJob reorders a queued job and the view with it.
@@ -300,6 +316,7 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 	}
 	s.histBox.Objects = rows
 	s.histBox.Refresh()
+	relayout(s.histScroll)
 }
 
 // Restore puts a past request back into the editor ("reuse settings"):
@@ -312,6 +329,7 @@ func (s *Studio) Restore(req app.Request) {
 	s.first.set(nil)
 	s.last.set(nil)
 	var paths []string
+	kinds := map[string]string{}
 	if req.FirstFrame != "" || req.LastFrame != "" {
 		s.mode.SetSelected(modeAnchs)
 		for _, p := range []string{req.FirstFrame, req.LastFrame} {
@@ -323,8 +341,9 @@ func (s *Studio) Restore(req app.Request) {
 		s.mode.SetSelected(modeRefs)
 		for _, r := range req.References {
 			paths = append(paths, r.Path)
+			kinds[r.Path] = r.Kind
 		}
 	}
-	s.AddPaths(paths)
+	s.addPaths(paths, kinds)
 	s.notice.SetText("Settings restored from the history.")
 }

@@ -59,6 +59,8 @@ func (p *planPanel) clear(msg string) {
 	}
 	p.memText = ""
 	p.memory.SetValue(0)
+	showIf(p.refs, false)
+	showIf(p.decisions, false)
 }
 
 // show fills the panel from a plan.
@@ -108,9 +110,20 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 		dec = append(dec, "⚠ "+w)
 	}
 	p.decisions.SetText(strings.Join(dec, "\n"))
+	showIf(p.refs, len(refs) > 0)
+	showIf(p.decisions, len(dec) > 0)
 	t := pl.Time
 	p.time.SetText(fmt.Sprintf("Estimated time %s on %s (load %s, text %s, denoise %s for %d passes, decode %s)",
 		seconds(t.Seconds), pl.Machine, seconds(t.LoadSeconds), seconds(t.TextSeconds), seconds(t.DenoiseSeconds), t.Forwards, seconds(t.DecodeSeconds)))
+}
+
+// showIf hides a label with nothing to say, so it leaves no gap.
+func showIf(l *widget.Label, on bool) {
+	if on {
+		l.Show()
+	} else {
+		l.Hide()
+	}
 }
 
 func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }

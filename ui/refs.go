@@ -131,7 +131,8 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	if extra != nil {
 		right = container.NewHBox(extra, buttons)
 	}
-	return container.NewBorder(nil, nil, container.NewHBox(th, name), right, detail)
+	return container.NewBorder(nil, nil, th, nil,
+		container.NewVBox(container.NewBorder(nil, nil, name, right), detail))
 }
 
 // describeMedia is the size and length of a reference in a few words.

@@ -17,6 +17,7 @@ import (
 
 	"h3studio/app"
 	"h3studio/engine/plan"
+	"h3studio/media"
 )
 
 // PlanFunc plans a request as the render would: the plan when it fits or
@@ -73,8 +74,11 @@ type Studio struct {
 	timeline  *Timeline
 	stage     *container.AppTabs
 	side      *container.AppTabs
-	queueBox  *fyne.Container
-	histBox   *fyne.Container
+	// Scrolls whose content changes height; refreshing one re-lays its
+	// content (a VBox does not tell its parents that it grew).
+	leftScroll, planScroll, queueScroll, histScroll *container.Scroll
+	queueBox                                        *fyne.Container
+	histBox                                         *fyne.Container
 
 	// UI-goroutine state.
 	edits      int  // bumps on every edit
@@ -170,10 +174,11 @@ func (s *Studio) layout() fyne.CanvasObject {
 	s.refsView = container.NewVBox(s.images.box, s.videos.box, s.audio.box)
 	s.flView = container.NewVBox(s.first.view(), s.last.view())
 	s.showMode()
+	s.leftScroll = container.NewVScroll(container.NewVBox(s.refsView, s.flView))
 	left := container.NewBorder(
 		container.NewVBox(widget.NewLabelWithStyle("Inputs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), s.mode),
 		container.NewVBox(container.NewHBox(add, clear), s.notice), nil, nil,
-		container.NewVScroll(container.NewVBox(s.refsView, s.flView)))
+		s.leftScroll)
 
 	controls := container.NewVBox(
 		container.NewHBox(s.renderBtn, s.cancelBtn), s.reason,
@@ -183,10 +188,13 @@ func (s *Studio) layout() fyne.CanvasObject {
 		container.NewTabItem("Timeline", s.timeline))
 	center := container.NewBorder(container.NewVBox(s.ed.view(), controls), nil, nil, nil, s.stage)
 
+	s.planScroll = container.NewVScroll(s.plan.view())
+	s.queueScroll = container.NewVScroll(s.queueBox)
+	s.histScroll = container.NewVScroll(s.histBox)
 	s.side = container.NewAppTabs(
-		container.NewTabItem("Plan", container.NewVScroll(s.plan.view())),
-		container.NewTabItem("Queue", container.NewVScroll(s.queueBox)),
-		container.NewTabItem("History", container.NewVScroll(s.histBox)))
+		container.NewTabItem("Plan", s.planScroll),
+		container.NewTabItem("Queue", s.queueScroll),
+		container.NewTabItem("History", s.histScroll))
 	split := container.NewHSplit(left, container.NewHSplit(center, s.side))
 	split.Offset = 0.28
 	split.Trailing.(*container.Split).Offset = 0.62
@@ -245,6 +253,7 @@ func (s *Studio) edited() {
 	}
 	s.edits++
 	seq := s.edits
+	relayout(s.leftScroll)
 	s.ed.updateAligned()
 	req, err := s.Request()
 	if err != nil {
@@ -284,10 +293,19 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 		s.fits = true
 		s.reason.SetText("")
 	}
+	relayout(s.planScroll)
 	if s.fits {
 		s.renderBtn.Enable()
 	} else {
 		s.renderBtn.Disable()
+	}
+}
+
+// relayout refreshes a scroll whose content changed height (nil while the
+// window is being built).
+func relayout(sc *container.Scroll) {
+	if sc != nil {
+		sc.Refresh()
 	}
 }
 
@@ -345,7 +363,11 @@ func (s *Studio) OnDropped(_ fyne.Position, uris []fyne.URI) {
 }
 
 // AddPaths adds files as references (or anchors in first/last mode).
-func (s *Studio) AddPaths(paths []string) {
+func (s *Studio) AddPaths(paths []string) { s.addPaths(paths, nil) }
+
+// addPaths adds files; kinds, when given, keeps a restored reference's
+// kind (a clip used without its sound) instead of the probed default.
+func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 	if len(paths) == 0 {
 		return
 	}
@@ -365,6 +387,9 @@ func (s *Studio) AddPaths(paths []string) {
 		s.cfg.Exec.Do(func() {
 			s.loading--
 			for _, it := range items {
+				if k := kinds[it.Path]; (k == app.RefVideo || k == app.RefVideoAudio) && it.Info.Kind == media.KindVideoAudio {
+					it.Kind = k
+				}
 				s.route(it)
 			}
 			if len(errs) > 0 {

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image"
+	"image/draw"
 	"sync"
 	"time"
 
@@ -35,6 +36,11 @@ type Timeline struct {
 	play   *widget.Button
 	index  int
 	shift  bool
+	sharp  bool
+	proxy  *media.FrameStore
+	// onSharp, when set, is told each time a full-size frame is on
+	// screen (the scrub benchmark's clock).
+	onSharp func(int)
 
 	// speed is the shuttle speed in frames per frame time: 0 paused,
 	// negative reverse. Only the UI goroutine changes it; the playback
@@ -42,9 +48,13 @@ type Timeline struct {
 	speed int
 	seq   int // bumps on every speed change so a stale ticker stops
 
-	cacheMu sync.Mutex
-	cache   map[int]image.Image
-	order   []int
+	// cacheMu guards the decoded frames and the background decoder's
+	// request; store is written under it too, as the decoder reads it.
+	cacheMu  sync.Mutex
+	cache    map[int]image.Image
+	order    []int
+	want     int
+	decoding bool
 }
 
 // NewTimeline makes an empty viewer; Load gives it a clip. do runs
@@ -74,8 +84,9 @@ func (t *Timeline) CreateRenderer() fyne.WidgetRenderer {
 func (t *Timeline) Load(s *media.FrameStore) {
 	t.Pause()
 	t.cacheMu.Lock()
-	t.store, t.cache, t.order = s, map[int]image.Image{}, nil
+	t.store, t.cache, t.order, t.want = s, map[int]image.Image{}, nil, -1
 	t.cacheMu.Unlock()
+	t.proxy = nil
 	t.slider.Max = float64(max(s.Len()-1, 1))
 	t.index = -1
 	t.Seek(0)
@@ -94,6 +105,9 @@ func (t *Timeline) Image() image.Image { return t.img.Image }
 func (t *Timeline) Speed() int { return t.speed }
 
 // Seek shows frame i (clamped to the clip) and moves the slider to it.
+// A frame not decoded recently shows first from the proxy (when the clip
+// has one) and is replaced by the full-size frame when the background
+// decode finishes, so the UI goroutine never waits on a large decode.
 func (t *Timeline) Seek(i int) {
 	if t.store == nil || t.store.Len() == 0 {
 		return
@@ -102,33 +116,129 @@ func (t *Timeline) Seek(i int) {
 	if i == t.index {
 		return
 	}
-	f, err := t.frame(i)
+	f, sharp, err := t.quick(i)
 	if err != nil {
 		t.code.SetText("frame " + fmt.Sprint(i) + ": " + err.Error())
 		return
 	}
 	t.index = i
-	t.img.Image = f
-	t.img.Refresh()
+	t.show(f, sharp)
 	if int(t.slider.Value+0.5) != i {
 		t.slider.SetValue(float64(i)) // calls back into Seek, which returns at once
 	}
 	t.code.SetText(timecode(i, t.store.Len(), t.store.FPS()))
 }
 
+func (t *Timeline) show(f image.Image, sharp bool) {
+	t.img.Image = f
+	t.img.Refresh()
+	t.sharp = sharp
+	if !sharp {
+		t.refine(t.index)
+	} else if t.onSharp != nil {
+		t.onSharp(t.index)
+	}
+}
+
+// Sharp reports whether the frame on screen is the full-size one.
+func (t *Timeline) Sharp() bool { return t.sharp }
+
+// quick returns frame i at once: from the cache, else from the proxy
+// (not sharp), else decoded here.
+func (t *Timeline) quick(i int) (image.Image, bool, error) {
+	t.cacheMu.Lock()
+	f, ok := t.cache[i]
+	t.cacheMu.Unlock()
+	if ok {
+		return f, true, nil
+	}
+	if t.proxy != nil {
+		if p, err := t.proxy.Frame(i); err == nil {
+			return toRGBA(p), false, nil
+		}
+	}
+	f, err := t.frame(i)
+	return f, err == nil, err
+}
+
+// refine asks the decoder goroutine for the full-size frame i; only the
+// latest request is kept, so a fast drag does not queue stale decodes.
+func (t *Timeline) refine(i int) {
+	t.cacheMu.Lock()
+	t.want = i
+	start := !t.decoding
+	t.decoding = true
+	store := t.store
+	t.cacheMu.Unlock()
+	if start {
+		go t.decodeLoop(store)
+	}
+}
+
+func (t *Timeline) decodeLoop(store *media.FrameStore) {
+	for {
+		t.cacheMu.Lock()
+		i := t.want
+		if i < 0 || t.store != store {
+			t.decoding = false
+			t.cacheMu.Unlock()
+			return
+		}
+		t.want = -1
+		t.cacheMu.Unlock()
+		f, err := t.frame(i)
+		if err != nil {
+			continue
+		}
+		t.do(func() {
+			if t.store == store && t.index == i && !t.sharp {
+				t.show(f, true)
+			}
+		})
+	}
+}
+
+// LoadProxy gives the viewer a reduced copy of the clip to show while a
+// full-size frame decodes; it must hold the same frames as the clip.
+func (t *Timeline) LoadProxy(p *media.FrameStore) {
+	if t.store != nil && p.Len() == t.store.Len() {
+		t.proxy = p
+	}
+}
+
+func toRGBA(img image.Image) *image.RGBA {
+	if f, ok := img.(*image.RGBA); ok {
+		return f
+	}
+	f := image.NewRGBA(image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy()))
+	draw.Draw(f, f.Rect, img, img.Bounds().Min, draw.Src)
+	return f
+}
+
 // frame decodes frame i through a small cache: stepping back and forth
 // over the same frames (scrubbing, J/K/L around a cut) decodes once.
 func (t *Timeline) frame(i int) (image.Image, error) {
 	t.cacheMu.Lock()
-	defer t.cacheMu.Unlock()
-	if f, ok := t.cache[i]; ok {
+	f, ok := t.cache[i]
+	store := t.store
+	t.cacheMu.Unlock()
+	if ok {
 		return f, nil
 	}
-	f, err := t.store.Frame(i)
+	dec, err := store.Frame(i)
 	if err != nil {
 		return nil, err
 	}
-	const keep = 48 // 2 s of frames; a 768x1344 frame is 1.5 MB decoded
+	// Fyne's GL painter uploads an *image.RGBA as it is and converts
+	// anything else first; converting here keeps that cost inside the
+	// measured scrub and lets the cache hold upload-ready frames.
+	f = toRGBA(dec)
+	t.cacheMu.Lock()
+	defer t.cacheMu.Unlock()
+	if t.store != store {
+		return f, nil
+	}
+	const keep = 16 // a 768x1344 frame is 4 MB as RGBA
 	if len(t.order) >= keep {
 		delete(t.cache, t.order[0])
 		t.order = t.order[1:]
@@ -187,14 +297,12 @@ func (t *Timeline) setSpeed(s int) {
 		return
 	}
 	t.play.SetIcon(theme.MediaPauseIcon())
-	go t.run(t.seq, s, t.index, time.Now())
+	go t.run(t.seq, s, t.index, t.store.Len(), t.store.FPS(), time.Now())
 }
 
 // run advances the playhead from a timer: the frame shown is computed from
 // the wall clock, so a slow repaint skips frames instead of slowing down.
-func (t *Timeline) run(seq, speed, from int, start time.Time) {
-	fps := t.store.FPS()
-	n := t.store.Len()
+func (t *Timeline) run(seq, speed, from, n int, fps float64, start time.Time) {
 	tick := time.NewTicker(max(time.Duration(float64(time.Second)/(fps*float64(abs(speed)))), frameInterval))
 	defer tick.Stop()
 	for now := range tick.C {
@@ -287,4 +395,19 @@ func (t *Timeline) KeyUp(ev *fyne.KeyEvent) {
 	if ev.Name == desktop.KeyShiftLeft || ev.Name == desktop.KeyShiftRight {
 		t.shift = false
 	}
+}
+
+// proxyPixels is the frame size above which the studio loads a half-size
+// proxy for scrubbing: Go decodes a 768x1344 JPEG frame in about 10 ms on
+// a fast core, a 512x512 one in a third of that.
+const proxyPixels = 400_000
+
+// proxySize is the proxy frame size for a clip, or 0, 0 when the clip is
+// small enough to scrub at full size.
+func proxySize(s *media.FrameStore) (int, int) {
+	w, h := s.Size()
+	if w*h <= proxyPixels {
+		return 0, 0
+	}
+	return w / 2 &^ 1, h / 2 &^ 1
 }
