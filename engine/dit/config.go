@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -221,7 +222,7 @@ func (c *Config) Validate(src weights.Source) error {
 		switch {
 		case !ok:
 			errs = append(errs, name+" is missing")
-		case !sameShape(t.Shape, want[name]):
+		case !slices.Equal(t.Shape, want[name]):
 			errs = append(errs, fmt.Sprintf("%s is %v, config says %v", name, t.Shape, want[name]))
 		case !loadable(t.DType):
 			errs = append(errs, fmt.Sprintf("%s has dtype %s (want F32, F16, BF16, Q8_0 or Q4_K)", name, t.DType))
@@ -261,18 +262,6 @@ func isModelTensor(name string) bool {
 		}
 	}
 	return false
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func sortedKeys[V any](m map[string]V) []string {

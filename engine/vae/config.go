@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // VideoConfig is the video VAE's configuration: the wrapper
@@ -262,7 +263,7 @@ func ParseAudioConfig(config, metadata []byte) (*AudioConfig, error) {
 	if c.Model.Heads == 0 {
 		c.Model.Heads = releaseAudioHeads
 	}
-	if len(c.Model.DecoderKernels) == 0 && equalInts(c.Model.DecoderRates, releaseAudioRates) {
+	if len(c.Model.DecoderKernels) == 0 && slices.Equal(c.Model.DecoderRates, releaseAudioRates) {
 		c.Model.DecoderKernels = releaseAudioKernels
 	}
 	if err := c.Validate(); err != nil {
@@ -283,18 +284,6 @@ func ReadAudioConfig(config string) (*AudioConfig, error) {
 		return nil, fmt.Errorf("vae: %w", err)
 	}
 	return ParseAudioConfig(cj, meta)
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Validate reports every problem with the configuration at once.

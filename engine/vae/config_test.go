@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestParseAudioConfigRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Hop() != 800 || c.Model.Heads != 8 || !equalInts(c.Model.DecoderKernels, []int{9, 9, 4, 4, 4, 4, 4}) {
+	if c.Hop() != 800 || c.Model.Heads != 8 || !slices.Equal(c.Model.DecoderKernels, []int{9, 9, 4, 4, 4, 4, 4}) {
 		t.Errorf("hop %d, heads %d, kernels %v; want 800, 8, release kernels", c.Hop(), c.Model.Heads, c.Model.DecoderKernels)
 	}
 }
