@@ -55,7 +55,7 @@ func newEditor(changed func()) *editor {
 	e.prompt = widget.NewMultiLineEntry()
 	e.prompt.SetPlaceHolder("Describe the clip: what happens, how it is filmed, what it sounds like")
 	e.prompt.Wrapping = fyne.TextWrapWord
-	e.prompt.SetMinRowsVisible(5)
+	e.prompt.SetMinRowsVisible(4)
 	e.template = widget.NewButtonWithIcon("Template", theme.DocumentCreateIcon(), func() {
 		if strings.TrimSpace(e.prompt.Text) == "" {
 			e.prompt.SetText(promptTemplate)

@@ -119,7 +119,7 @@ func newHarness(t testing.TB) *harness {
 		h.s.Window().Show()
 	})
 	t.Cleanup(func() {
-		h.s.Close()
+		h.run(h.s.Close)
 		h.rd.Close()
 	})
 	return h

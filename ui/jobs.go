@@ -180,7 +180,7 @@ func (s *Studio) openClip(path string) {
 	if path == "" {
 		return
 	}
-	go func() {
+	s.spawn(func() {
 		st, err := media.LoadFrames(s.ctx, path, media.FrameStoreOptions{})
 		s.cfg.Exec.Do(func() {
 			if err != nil {
@@ -206,7 +206,7 @@ func (s *Studio) openClip(path string) {
 				})
 			}
 		}
-	}()
+	})
 }
 
 // showQueue rebuilds the queue view: each job with its status, and for
@@ -284,10 +284,10 @@ func (s *Studio) refreshHistory() {
 	if s.cfg.History == nil {
 		return
 	}
-	go func() {
+	s.spawn(func() {
 		entries, err := s.cfg.History.List()
 		s.cfg.Exec.Do(func() { s.showHistory(entries, err) })
-	}()
+	})
 }
 
 func (s *Studio) showHistory(entries []app.Entry, err error) {

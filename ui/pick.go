@@ -25,7 +25,7 @@ func (s *Studio) AddFiles() {
 		}, s.win)
 		return
 	}
-	go func() {
+	s.spawn(func() {
 		paths, err := zenity.SelectFileMultiple(
 			zenity.Title("Add references"),
 			zenity.Attach(os.Getpid()),
@@ -43,5 +43,5 @@ func (s *Studio) AddFiles() {
 			}
 			s.AddPaths(paths)
 		})
-	}()
+	})
 }

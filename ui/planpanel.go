@@ -24,6 +24,7 @@ type planPanel struct {
 	refs      *widget.Label
 	decisions *widget.Label
 	time      *widget.Label
+	body      *fyne.Container // everything but the verdict
 }
 
 func newPlanPanel() *planPanel {
@@ -41,14 +42,15 @@ func newPlanPanel() *planPanel {
 		l.Wrapping = fyne.TextWrapWord
 	}
 	p.memory.TextFormatter = func() string { return p.memText }
+	p.body = container.NewVBox(p.summary, p.tokens, p.rows,
+		widget.NewLabel("Memory"), p.memory, p.refs, p.decisions, p.time)
 	p.clear("Planning…")
 	return p
 }
 
 func (p *planPanel) view() fyne.CanvasObject {
 	title := widget.NewLabelWithStyle("Plan", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	return container.NewVBox(title, p.verdict, p.summary, p.tokens, p.rows,
-		widget.NewLabel("Memory"), p.memory, p.refs, p.decisions, p.time)
+	return container.NewVBox(title, p.verdict, p.body)
 }
 
 // clear empties the panel and shows msg as the verdict.
@@ -59,12 +61,12 @@ func (p *planPanel) clear(msg string) {
 	}
 	p.memText = ""
 	p.memory.SetValue(0)
-	showIf(p.refs, false)
-	showIf(p.decisions, false)
+	p.body.Hide()
 }
 
 // show fills the panel from a plan.
 func (p *planPanel) show(pl *plan.Plan, labels []string) {
+	p.body.Show()
 	if pl.Verdict == plan.Fits {
 		p.verdict.SetText("Fits this Mac")
 	} else {

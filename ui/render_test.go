@@ -188,6 +188,9 @@ func TestInputHandledDuringRender(t *testing.T) {
 	h.run(func() { running = h.s.running != "" })
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	t.Logf("key handling during a render: median %v, p90 %v, max %v (render still running: %v)", lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)-1], running)
+	if raceEnabled {
+		t.Skip("latency is not measured under the race detector (5-10x slower)")
+	}
 	if lat[len(lat)*9/10] > 50*time.Millisecond {
 		t.Errorf("90th percentile key latency %v over 50 ms", lat[len(lat)*9/10])
 	}

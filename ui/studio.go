@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -90,6 +91,26 @@ type Studio struct {
 	previews   int
 	planTimer  *time.Timer
 	lastOutput string
+
+	// bg tracks background work so Close can wait for it: nothing may
+	// reach the executor after the window is gone.
+	bgMu     sync.Mutex
+	bgClosed bool
+	bg       sync.WaitGroup
+}
+
+// spawn runs f on its own goroutine unless the studio is closing.
+func (s *Studio) spawn(f func()) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f()
+	}()
 }
 
 // modes of the reference panel.
@@ -123,10 +144,19 @@ func NewStudio(a fyne.App, cfg Config) *Studio {
 // Window is the studio window.
 func (s *Studio) Window() fyne.Window { return s.win }
 
-// Close stops the queue (cancelling a running render) and background work.
+// Close stops the queue (cancelling a running render) and waits for the
+// background work to end. Call it on the UI goroutine.
 func (s *Studio) Close() {
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
+	if s.planTimer != nil {
+		s.planTimer.Stop()
+	}
 	s.cancel()
 	s.queue.Close()
+	s.bg.Wait()
+	s.timeline.Pause()
 }
 
 func (s *Studio) build() {
@@ -155,7 +185,7 @@ func (s *Studio) build() {
 	s.eta = widget.NewLabel("")
 	s.preview = canvas.NewImageFromImage(nil)
 	s.preview.FillMode = canvas.ImageFillContain
-	s.preview.SetMinSize(fyne.NewSize(320, 240))
+	s.preview.SetMinSize(fyne.NewSize(320, 180))
 	s.timeline = NewTimeline(s.cfg.Exec.Do)
 	s.queueBox = container.NewVBox()
 	s.histBox = container.NewVBox()
@@ -264,8 +294,10 @@ func (s *Studio) edited() {
 		s.planTimer.Stop()
 	}
 	s.planTimer = time.AfterFunc(s.cfg.PlanDelay, func() {
-		p, err := s.cfg.Plan(s.ctx, req)
-		s.cfg.Exec.Do(func() { s.applyPlan(seq, p, err) })
+		s.spawn(func() {
+			p, err := s.cfg.Plan(s.ctx, req)
+			s.cfg.Exec.Do(func() { s.applyPlan(seq, p, err) })
+		})
 	})
 }
 
@@ -373,7 +405,7 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 	}
 	s.loading++
 	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
-	go func() {
+	s.spawn(func() {
 		var items []*refItem
 		var errs []error
 		for _, p := range paths {
@@ -398,7 +430,7 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 				s.notice.SetText(fmt.Sprintf("Added %d file(s).", len(items)))
 			}
 		})
-	}()
+	})
 }
 
 // route puts a probed file in the list of its kind.
@@ -456,3 +488,16 @@ func (w *anchorWell) set(it *refItem) {
 	w.img.Refresh()
 	w.changed()
 }
+
+// Settled reports whether every added file has been read and the plan on
+// show answers the latest edit (scripts and tests wait for it).
+func (s *Studio) Settled() bool { return s.loading == 0 && s.planned == s.edits }
+
+// Previews counts the step previews shown so far.
+func (s *Studio) Previews() int { return s.previews }
+
+// Clip is the finished clip on the timeline ("" before the first).
+func (s *Studio) Clip() string { return s.lastOutput }
+
+// Timeline is the viewer of the finished clip.
+func (s *Studio) Timeline() *Timeline { return s.timeline }

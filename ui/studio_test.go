@@ -44,15 +44,18 @@ func buttonWith(t testing.TB, o fyne.CanvasObject, icon fyne.Resource, text stri
 
 func TestMainWindowOpensAndCloses(t *testing.T) {
 	a := test.NewTempApp(t)
-	w := NewMainWindow(a)
-	w.Show()
-	if got := w.Title(); !strings.HasPrefix(got, "H3 Studio") {
-		t.Fatalf("title %q", got)
-	}
-	if w.Content() == nil {
-		t.Fatal("window has no content")
-	}
-	w.Close()
+	ui := newSerial(t)
+	ui.DoAndWait(func() {
+		w := newMainWindow(a, ui.exec())
+		w.Show()
+		if got := w.Title(); !strings.HasPrefix(got, "H3 Studio") {
+			t.Errorf("title %q", got)
+		}
+		if w.Content() == nil {
+			t.Error("window has no content")
+		}
+		w.Close()
+	})
 }
 
 // Drop three files, see each in the list of its kind with the label the

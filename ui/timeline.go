@@ -64,7 +64,7 @@ func NewTimeline(do func(func())) *Timeline {
 	t.img = canvas.NewImageFromImage(nil)
 	t.img.FillMode = canvas.ImageFillContain
 	t.img.ScaleMode = canvas.ImageScaleFastest
-	t.img.SetMinSize(fyne.NewSize(320, 240))
+	t.img.SetMinSize(fyne.NewSize(320, 180))
 	t.slider = widget.NewSlider(0, 1)
 	t.slider.Step = 1
 	t.slider.OnChanged = func(v float64) { t.Seek(int(v + 0.5)) }

@@ -53,7 +53,12 @@ func Run(opts Options) error {
 // unless a snapshot is chosen, history and cache in the app's storage,
 // clips in the user's Movies folder.
 func NewMainWindow(a fyne.App) fyne.Window {
+	return newMainWindow(a, Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait})
+}
+
+func newMainWindow(a fyne.App, exec Executor) fyne.Window {
 	cfg, closeCore := DefaultConfig(a)
+	cfg.Exec = exec
 	s := NewStudio(a, cfg)
 	w := s.Window()
 	w.SetMaster()

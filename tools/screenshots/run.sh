@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `make screenshots`: runs the studio window under a virtual X server,
+# renders a clip with the embedded tiny model and saves PNGs of the window's
+# main states into docs/screenshots (Linux; needs xvfb and imagemagick,
+# which `make deps` installs).
+set -euo pipefail
+[ "$(uname -s)" = Linux ] || { echo "screenshots: run on Linux (Xvfb)" >&2; exit 1; }
+for c in Xvfb import; do
+	command -v "$c" >/dev/null 2>&1 || { echo "screenshots: $c missing (make deps installs it)" >&2; exit 1; }
+done
+bin=$(mktemp -d)/screenshots
+go build -o "$bin" ./tools/screenshots
+display=:$((90 + RANDOM % 9))
+Xvfb "$display" -screen 0 1280x860x24 -nolisten tcp &
+xvfb=$!
+trap 'kill $xvfb 2>/dev/null || true' EXIT
+sleep 1
+DISPLAY=$display LANG=en_US.UTF-8 "$bin" -out docs/screenshots
