@@ -60,5 +60,9 @@ mac-test:
 mac-bench:
 	$(GO) test -tags metal -run '^$$' -bench . -benchtime 3x ./metal/...
 
+# PNGs of the studio window's main states for the README (Linux: Xvfb).
+screenshots: deps
+	@tools/screenshots/run.sh
+
 clean:
 	rm -rf bin
