@@ -43,6 +43,7 @@ func (s *Studio) Render() {
 		return
 	}
 	s.jobs = append(s.jobs, &jobRow{id: id, prompt: req.Prompt, status: app.StatusQueued, output: req.Output})
+	s.rememberRequest(req)
 	s.showQueue()
 }
 

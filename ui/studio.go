@@ -91,6 +91,7 @@ type Studio struct {
 	previews   int
 	planTimer  *time.Timer
 	lastOutput string
+	model      string // snapshot folder; "" is the embedded tiny model
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.
@@ -136,6 +137,7 @@ func NewStudio(a fyne.App, cfg Config) *Studio {
 	s.win.SetMainMenu(s.menu())
 	s.addShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
+	s.loadPrefs()
 	s.edited()
 	s.refreshHistory()
 	return s
@@ -194,6 +196,7 @@ func (s *Studio) build() {
 
 func (s *Studio) layout() fyne.CanvasObject {
 	add := widget.NewButtonWithIcon("Add…", theme.ContentAddIcon(), s.AddFiles)
+	settings := widget.NewButtonWithIcon("", theme.SettingsIcon(), s.ShowSettings)
 	clear := widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() {
 		s.images.clear()
 		s.videos.clear()
@@ -207,7 +210,7 @@ func (s *Studio) layout() fyne.CanvasObject {
 	s.leftScroll = container.NewVScroll(container.NewVBox(s.refsView, s.flView))
 	left := container.NewBorder(
 		container.NewVBox(widget.NewLabelWithStyle("Inputs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), s.mode),
-		container.NewVBox(container.NewHBox(add, clear), s.notice), nil, nil,
+		container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(add, clear), settings), s.notice), nil, nil,
 		s.leftScroll)
 
 	controls := container.NewVBox(
@@ -246,7 +249,7 @@ func (s *Studio) showMode() {
 
 // Request is the request as edited, with the field errors found reading it.
 func (s *Studio) Request() (app.Request, error) {
-	r := app.Request{Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4")}
+	r := app.Request{Model: s.model, Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4")}
 	err := s.ed.apply(&r)
 	if s.mode.Selected == modeAnchs {
 		if s.first.item != nil {
@@ -364,8 +367,10 @@ func (s *Studio) menu() *fyne.MainMenu {
 	cancel := fyne.NewMenuItem("Cancel Render", s.CancelRunning)
 	cancel.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
 	tmpl := fyne.NewMenuItem("Insert Prompt Template", s.ed.template.OnTapped)
+	settings := fyne.NewMenuItem("Settings…", s.ShowSettings)
+	settings.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
 	return fyne.NewMainMenu(
-		fyne.NewMenu("File", add),
+		fyne.NewMenu("File", add, fyne.NewMenuItemSeparator(), settings),
 		fyne.NewMenu("Edit", tmpl),
 		fyne.NewMenu("Render", render, cancel),
 	)

@@ -243,3 +243,32 @@ func copyPNG(t testing.TB, src, dst string, w, h int) {
 	}
 	writePNG(t, dst, resizeNN(img, w, h))
 }
+
+// A model folder that is not a snapshot disables Render with a sentence
+// that says what to do; the last request comes back on the next start.
+func TestModelFolderAndLastRequest(t *testing.T) {
+	h := newHarness(t)
+	h.waitSettled()
+	h.run(func() {
+		h.s.model = filepath.Join(t.TempDir(), "missing")
+		h.s.edited()
+	})
+	h.waitSettled()
+	h.run(func() {
+		if !h.s.renderBtn.Disabled() || !strings.Contains(h.s.reason.Text, "is not a folder") {
+			t.Errorf("missing model folder: disabled %v, reason %q", h.s.renderBtn.Disabled(), h.s.reason.Text)
+		}
+		h.s.model = ""
+		h.s.rememberRequest(app.Request{Prompt: "remembered", Width: 320, Height: 192, Seconds: 1.5, Seed: 9, Preset: "fast"})
+	})
+	var again *Studio
+	h.run(func() { again = NewStudio(h.s.app, h.s.cfg) })
+	h.waitFor("the second window to plan", 30*time.Second, func() bool { return again.Settled() })
+	h.run(func() {
+		r, err := again.Request()
+		if err != nil || r.Prompt != "remembered" || r.Width != 320 || r.Height != 192 || r.Seconds != 1.5 || r.Seed != 9 || r.Preset != "fast" {
+			t.Errorf("restored last request %+v (%v)", r, err)
+		}
+		again.Close()
+	})
+}
