@@ -39,6 +39,8 @@ type editor struct {
 	dice     *widget.Button
 	preset   *widget.Select
 	steps    *widget.Entry
+	layers   *widget.Entry
+	reuse    *widget.Entry
 	advanced *widget.Accordion
 }
 
@@ -82,13 +84,15 @@ func newEditor(changed func()) *editor {
 	}
 	e.preset = widget.NewSelect(names, nil)
 	e.preset.SetSelected("Default")
-	e.steps = widget.NewEntry()
+	e.steps, e.layers, e.reuse = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
 	e.steps.SetPlaceHolder("preset's")
+	e.layers.SetPlaceHolder("preset's (35-50 DiT blocks)")
+	e.reuse.SetPlaceHolder("preset's (reuse the model's output every k steps)")
 	e.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced",
-		widget.NewForm(widget.NewFormItem("Steps", e.steps))))
+		widget.NewForm(widget.NewFormItem("Steps", e.steps), widget.NewFormItem("Layers", e.layers), widget.NewFormItem("Reuse", e.reuse))))
 
 	// Handlers go on last so setting the defaults above plans nothing.
-	for _, en := range []*widget.Entry{e.prompt, e.width, e.height, e.length, e.seed, e.steps} {
+	for _, en := range []*widget.Entry{e.prompt, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse} {
 		en.OnChanged = func(string) { changed() }
 	}
 	e.unit.OnChanged = func(string) { changed() }
@@ -132,21 +136,27 @@ func (e *editor) fill(r app.Request) {
 	if r.Preset != "" {
 		e.preset.SetSelected(presetTitle(strings.ToLower(r.Preset)))
 	}
-	if r.Steps > 0 && !presetSteps(r.Preset, r.Steps) {
-		e.steps.SetText(strconv.Itoa(r.Steps))
-	} else {
-		e.steps.SetText("")
-	}
-}
-
-// presetSteps reports whether steps is what the preset would give anyway.
-func presetSteps(preset string, steps int) bool {
-	for _, p := range app.Presets {
-		if strings.EqualFold(p.Name, preset) {
-			return p.Steps == steps
+	p := presetNamed(r.Preset)
+	knob := func(en *widget.Entry, v, preset int) {
+		if v > 0 && v != preset {
+			en.SetText(strconv.Itoa(v))
+		} else {
+			en.SetText("")
 		}
 	}
-	return false
+	knob(e.steps, r.Steps, p.Steps)
+	knob(e.layers, r.Layers, p.Layers)
+	knob(e.reuse, r.Reuse, p.Reuse)
+}
+
+// presetNamed is the preset of that name (the zero Preset if none).
+func presetNamed(name string) app.Preset {
+	for _, p := range app.Presets {
+		if strings.EqualFold(p.Name, name) {
+			return p
+		}
+	}
+	return app.Preset{}
 }
 
 // apply reads the editor into r. Field errors come back together, each in
@@ -181,11 +191,17 @@ func (e *editor) apply(r *app.Request) error {
 		errs = append(errs, errors.New("seed must be a whole number; press the dice for a random one"))
 	}
 	r.Preset = strings.ToLower(e.preset.Selected)
-	if st := strings.TrimSpace(e.steps.Text); st != "" {
-		if v, err := strconv.Atoi(st); err == nil && v > 0 {
-			r.Steps = v
-		} else {
-			errs = append(errs, errors.New("steps must be a whole number above zero, or empty for the preset's"))
+	for _, k := range []struct {
+		name string
+		en   *widget.Entry
+		dst  *int
+	}{{"steps", e.steps, &r.Steps}, {"layers", e.layers, &r.Layers}, {"reuse", e.reuse, &r.Reuse}} {
+		if st := strings.TrimSpace(k.en.Text); st != "" {
+			if v, err := strconv.Atoi(st); err == nil && v > 0 {
+				*k.dst = v
+			} else {
+				errs = append(errs, fmt.Errorf("%s must be a whole number above zero, or empty for the preset's", k.name))
+			}
 		}
 	}
 	return errors.Join(errs...)

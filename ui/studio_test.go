@@ -43,6 +43,7 @@ func buttonWith(t testing.TB, o fyne.CanvasObject, icon fyne.Resource, text stri
 }
 
 func TestMainWindowOpensAndCloses(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // the default clip folder is ~/Movies/H3 Studio
 	a := test.NewTempApp(t)
 	ui := newSerial(t)
 	ui.DoAndWait(func() {
@@ -201,7 +202,7 @@ func TestLimitDisablesRender(t *testing.T) {
 func TestRestoreHistoryEntry(t *testing.T) {
 	h := newHarness(t)
 	still, clip, _ := fixtures(t)
-	past := app.Request{Prompt: "a heron lands on a jetty", Width: 384, Height: 256, Frames: 39, Seed: 1234, Preset: "balanced",
+	past := app.Request{Prompt: "a heron lands on a jetty", Width: 384, Height: 256, Frames: 39, Seed: 1234, Preset: "balanced", Steps: 12, Layers: 45,
 		References: []app.Reference{{Kind: app.RefVideo, Path: clip}, {Kind: app.RefImage, Path: still}}}
 	raw, err := json.Marshal(past)
 	if err != nil {
@@ -219,7 +220,10 @@ func TestRestoreHistoryEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Prompt != past.Prompt || got.Width != 384 || got.Height != 256 || got.Frames != 39 || got.Seed != 1234 || got.Preset != "balanced" {
+		if got.Prompt != past.Prompt || got.Width != 384 || got.Height != 256 || got.Frames != 39 || got.Seed != 1234 || got.Preset != "balanced" ||
+			got.Steps != 12 || got.Layers != 0 {
+			// Layers 45 is the preset's own: the field stays empty and the
+			// preset supplies it.
 			t.Errorf("restored %+v", got)
 		}
 		if len(got.References) != 2 || got.References[0].Path != still || got.References[1].Path != clip || got.References[1].Kind != app.RefVideo {
