@@ -37,7 +37,9 @@ type Timeline struct {
 	index  int
 	shift  bool
 	sharp  bool
-	proxy  *media.FrameStore
+	// in and out bound the loop (I and O keys); -1 when unset.
+	in, out int
+	proxy   *media.FrameStore
 	// onSharp, when set, is told each time a full-size frame is on
 	// screen (the scrub benchmark's clock).
 	onSharp func(int)
@@ -87,6 +89,7 @@ func (t *Timeline) Load(s *media.FrameStore) {
 	t.store, t.cache, t.order, t.want = s, map[int]image.Image{}, nil, -1
 	t.cacheMu.Unlock()
 	t.proxy = nil
+	t.in, t.out = -1, -1
 	t.slider.Max = float64(max(s.Len()-1, 1))
 	t.index = -1
 	t.Seek(0)
@@ -126,7 +129,40 @@ func (t *Timeline) Seek(i int) {
 	if int(t.slider.Value+0.5) != i {
 		t.slider.SetValue(float64(i)) // calls back into Seek, which returns at once
 	}
-	t.code.SetText(timecode(i, t.store.Len(), t.store.FPS()))
+	t.showCode()
+}
+
+// showCode shows the time code and the loop, when one is set.
+func (t *Timeline) showCode() {
+	s := timecode(t.index, t.store.Len(), t.store.FPS())
+	if lo, hi, ok := t.loop(); ok {
+		s += fmt.Sprintf("  loop %d-%d", lo+1, hi+1)
+	}
+	t.code.SetText(s)
+}
+
+// loop is the in/out range when both are set in order.
+func (t *Timeline) loop() (int, int, bool) {
+	return t.in, t.out, t.in >= 0 && t.out > t.in
+}
+
+// SetIn and SetOut mark the loop's ends at the current frame (I and O).
+func (t *Timeline) SetIn()  { t.in = t.index; t.replay() }
+func (t *Timeline) SetOut() { t.out = t.index; t.replay() }
+
+// ClearLoop removes the in and out marks (Escape).
+func (t *Timeline) ClearLoop() { t.in, t.out = -1, -1; t.replay() }
+
+// replay restarts playback so a changed loop takes effect, and refreshes
+// the time code.
+func (t *Timeline) replay() {
+	if t.store == nil {
+		return
+	}
+	if t.speed != 0 {
+		t.setSpeed(t.speed)
+	}
+	t.showCode()
 }
 
 func (t *Timeline) show(f image.Image, sharp bool) {
@@ -297,18 +333,28 @@ func (t *Timeline) setSpeed(s int) {
 		return
 	}
 	t.play.SetIcon(theme.MediaPauseIcon())
-	go t.run(t.seq, s, t.index, t.store.Len(), t.store.FPS(), time.Now())
+	lo, hi, ok := t.loop()
+	if !ok {
+		lo, hi = -1, -1
+	}
+	go t.run(t.seq, s, t.index, t.store.Len(), t.store.FPS(), lo, hi, time.Now())
 }
 
 // run advances the playhead from a timer: the frame shown is computed from
 // the wall clock, so a slow repaint skips frames instead of slowing down.
-func (t *Timeline) run(seq, speed, from, n int, fps float64, start time.Time) {
+// With a loop (lo < hi) it wraps inside it instead of stopping.
+func (t *Timeline) run(seq, speed, from, n int, fps float64, lo, hi int, start time.Time) {
 	tick := time.NewTicker(max(time.Duration(float64(time.Second)/(fps*float64(abs(speed)))), frameInterval))
 	defer tick.Stop()
 	for now := range tick.C {
 		target := from + int(now.Sub(start).Seconds()*fps*float64(speed))
 		end := target >= n-1 || target <= 0
 		target = min(max(target, 0), n-1)
+		if lo < hi && (from >= lo && from <= hi) {
+			span := hi - lo + 1
+			target = lo + ((from-lo+int(now.Sub(start).Seconds()*fps*float64(speed)))%span+span)%span
+			end = false
+		}
 		t.do(func() {
 			if t.seq != seq {
 				return
@@ -344,7 +390,7 @@ func (t *Timeline) FocusGained() {}
 // FocusLost is part of fyne.Focusable.
 func (t *Timeline) FocusLost() { t.shift = false }
 
-// TypedRune handles the letter keys (Space arrives as a key, not a rune
+// TypedRune handles the letter keys: J/K/L shuttle, I/O loop marks (Space arrives as a key, not a rune
 // here, as Fyne's own Button reads it).
 func (t *Timeline) TypedRune(r rune) {
 	switch r {
@@ -354,6 +400,10 @@ func (t *Timeline) TypedRune(r rune) {
 		t.Pause()
 	case 'l', 'L':
 		t.Shuttle(1)
+	case 'i', 'I':
+		t.SetIn()
+	case 'o', 'O':
+		t.SetOut()
 	}
 }
 
@@ -380,6 +430,8 @@ func (t *Timeline) TypedKey(ev *fyne.KeyEvent) {
 		}
 	case fyne.KeySpace:
 		t.TogglePlay()
+	case fyne.KeyEscape:
+		t.ClearLoop()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"image"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +129,34 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			t.Fatalf("playback from 40 at frame %d, speed %d after 5 s", idx, speed)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// I and O mark a loop; playback inside it wraps instead of stopping.
+	ui.DoAndWait(func() {
+		tl.Seek(10)
+		w.Canvas().Focused().TypedRune('i')
+		tl.Seek(14)
+		w.Canvas().Focused().TypedRune('o')
+		if lo, hi, ok := tl.loop(); !ok || lo != 10 || hi != 14 || !strings.HasSuffix(tl.code.Text, "loop 11-15") {
+			t.Errorf("loop %d-%d %v, time code %q", lo, hi, ok, tl.code.Text)
+		}
+		tl.Seek(12)
+		tl.TogglePlay()
+	})
+	seen := map[int]bool{}
+	for end := time.Now().Add(800 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		ui.DoAndWait(func() { seen[tl.Index()] = true })
+	}
+	ui.DoAndWait(func() {
+		tl.Pause()
+		w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	})
+	for i := range seen {
+		if i < 10 || i > 14 {
+			t.Errorf("looped playback showed frame %d outside 10-14", i)
+		}
+	}
+	if !seen[10] || !seen[14] {
+		t.Errorf("0.8 s of looped playback (%d frames at 24 fps) should wrap through 10..14: saw %v", 19, seen)
 	}
 	// Typing into another widget does not move the playhead.
 	ui.DoAndWait(func() {
