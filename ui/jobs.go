@@ -19,6 +19,7 @@ import (
 
 // jobRow is one submitted job as the queue view shows it.
 type jobRow struct {
+	req    app.Request
 	id     string
 	prompt string
 	status app.JobStatus
@@ -42,7 +43,7 @@ func (s *Studio) Render() {
 		s.reason.SetText(sentence(err))
 		return
 	}
-	s.jobs = append(s.jobs, &jobRow{id: id, prompt: req.Prompt, status: app.StatusQueued, output: req.Output})
+	s.jobs = append(s.jobs, &jobRow{req: req, id: id, prompt: req.Prompt, status: app.StatusQueued, output: req.Output})
 	s.rememberRequest(req)
 	s.showQueue()
 }
@@ -236,7 +237,14 @@ func (s *Studio) showQueue() {
 			cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.queue.Cancel(id) })
 			buttons = append(buttons, cancel)
 			if pending[id] {
-				buttons = append(buttons,
+				req := j.req
+				// Editing a queued job takes it out of the queue and puts
+				// its settings in the editor; Render queues it again.
+				edit := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), func() {
+					s.queue.Cancel(id)
+					s.Restore(req)
+				})
+				buttons = append(buttons, edit,
 					widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { s.moveJob(id, -1) }),
 					widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { s.moveJob(id, 1) }))
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"h3studio/app"
 	"h3studio/media"
@@ -135,10 +136,29 @@ func TestCancelAndQueueRecovers(t *testing.T) {
 	h.waitSettled()
 	h.run(func() { test.Tap(h.s.renderBtn) })
 	h.waitFor("the first job to denoise", 60*time.Second, func() bool { return h.s.previews > 0 })
-	var first, second *jobRow
+	// A third job, edited while queued: it leaves the queue and its
+	// settings come back into the editor.
+	h.run(func() { h.s.ed.prompt.SetText("a third clip, edited before it ran") })
+	h.waitSettled()
 	h.run(func() {
-		if len(h.s.jobs) != 2 {
-			t.Fatalf("%d jobs queued, want 2", len(h.s.jobs))
+		test.Tap(h.s.renderBtn)
+		h.s.ed.prompt.SetText("something else")
+	})
+	h.waitSettled()
+	var first, second, third *jobRow
+	h.run(func() {
+		if len(h.s.jobs) != 3 {
+			t.Fatalf("%d jobs queued, want 3", len(h.s.jobs))
+		}
+		third = h.s.jobs[2]
+		row := h.s.queueBox.Objects[2]
+		test.Tap(buttonWith(t, row, theme.DocumentCreateIcon(), ""))
+	})
+	h.waitFor("the edited job to leave the queue", 10*time.Second, func() bool { return third.status == app.StatusCanceled })
+	h.waitSettled()
+	h.run(func() {
+		if h.s.ed.prompt.Text != "a third clip, edited before it ran" {
+			t.Errorf("editing a queued job: prompt %q", h.s.ed.prompt.Text)
 		}
 		first, second = h.s.jobs[0], h.s.jobs[1]
 		if h.s.running != first.id || second.status != app.StatusQueued {
