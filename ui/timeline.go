@@ -37,6 +37,11 @@ type Timeline struct {
 	index  int
 	shift  bool
 	sharp  bool
+	// hoverImg is the frame under the pointer over the scrub bar, drawn
+	// on overlay (above the picture); hoverIndex is its frame or -1.
+	hoverImg   *canvas.Image
+	overlay    *fyne.Container
+	hoverIndex int
 	// in and out bound the loop (I and O keys); -1 when unset.
 	in, out int
 	proxy   *media.FrameStore
@@ -72,14 +77,19 @@ func NewTimeline(do func(func())) *Timeline {
 	t.slider.OnChanged = func(v float64) { t.Seek(int(v + 0.5)) }
 	t.code = widget.NewLabel(timecode(0, 0, media.FPS))
 	t.play = widget.NewButtonWithIcon("", theme.MediaPlayIcon(), t.TogglePlay)
+	t.hoverImg = canvas.NewImageFromImage(nil)
+	t.hoverImg.FillMode = canvas.ImageFillStretch
+	t.hoverImg.Hide()
+	t.hoverIndex = -1
+	t.overlay = container.NewWithoutLayout(t.hoverImg)
 	t.ExtendBaseWidget(t)
 	return t
 }
 
 // CreateRenderer lays out the picture over a transport bar.
 func (t *Timeline) CreateRenderer() fyne.WidgetRenderer {
-	bar := container.NewBorder(nil, nil, t.play, t.code, t.slider)
-	return widget.NewSimpleRenderer(container.NewBorder(nil, bar, nil, nil, t.img))
+	bar := container.NewBorder(nil, nil, t.play, t.code, container.NewStack(t.slider, newScrubHover(t)))
+	return widget.NewSimpleRenderer(container.NewBorder(nil, bar, nil, nil, container.NewStack(t.img, t.overlay)))
 }
 
 // Load shows a clip's frames, from the first.

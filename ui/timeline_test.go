@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -158,6 +160,37 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 	if !seen[10] || !seen[14] {
 		t.Errorf("0.8 s of looped playback (%d frames at 24 fps) should wrap through 10..14: saw %v", 19, seen)
 	}
+	// Hovering over the scrub bar shows the frame under the pointer without
+	// moving the playhead.
+	ui.DoAndWait(func() {
+		var hover *scrubHover
+		for _, o := range test.LaidOutObjects(tl) {
+			if hv, ok := o.(*scrubHover); ok {
+				hover = hv
+			}
+		}
+		if hover == nil {
+			t.Fatal("no hover strip over the slider")
+		}
+		at := tl.Index()
+		for _, i := range []int{0, 23, 47} {
+			// Aim at the slider's own position for frame i.
+			tl.slider.Value = float64(i)
+			tl.slider.Refresh()
+			x := sliderX(tl, i)
+			t.Logf("frame %d: slider handle at x=%.1f of %.0f", i, x, tl.slider.Size().Width)
+			hover.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(x, 5)}})
+			if tl.hoverIndex != i || !tl.hoverImg.Visible() || frameNumberOf(tl.hoverImg.Image, 320) != i {
+				t.Errorf("hover over frame %d at x=%.0f: shows %d (picture %d, visible %v)", i, x, tl.hoverIndex, frameNumberOf(tl.hoverImg.Image, 320), tl.hoverImg.Visible())
+			}
+		}
+		tl.slider.Value = float64(at)
+		tl.slider.Refresh()
+		hover.MouseOut()
+		if tl.hoverImg.Visible() || tl.Index() != at {
+			t.Errorf("after hovering: thumbnail visible %v, playhead %d (was %d)", tl.hoverImg.Visible(), tl.Index(), at)
+		}
+	})
 	// Typing into another widget does not move the playhead.
 	ui.DoAndWait(func() {
 		e := widgetEntry()
@@ -254,6 +287,18 @@ func pct(d []time.Duration, p float64) float64 {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000
+}
+
+// sliderX is the x, in the slider's coordinates, where the slider puts
+// value i (the middle of its handle), from the slider's own rendering.
+func sliderX(tl *Timeline, i int) float32 {
+	var x float32 = -1
+	for _, o := range test.LaidOutObjects(tl.slider) {
+		if c, ok := o.(*canvas.Circle); ok && c.Size().Width > 6 {
+			x = c.Position().X + c.Size().Width/2
+		}
+	}
+	return x
 }
 
 func widgetEntry() *widget.Entry { return widget.NewEntry() }

@@ -1,0 +1,90 @@
+package ui
+
+import (
+	"image"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// hoverThumbWidth is the width of the frame shown above the scrub bar
+// where the pointer hovers (editors' "scrub thumbnails").
+const hoverThumbWidth = 160
+
+// scrubHover lies over the slider and only listens for the pointer: taps
+// and drags still reach the slider beneath, as Fyne delivers each kind of
+// event to the topmost object that handles it.
+type scrubHover struct {
+	widget.BaseWidget
+	t *Timeline
+}
+
+func newScrubHover(t *Timeline) *scrubHover {
+	h := &scrubHover{t: t}
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+func (h *scrubHover) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(canvas.NewRectangle(nil))
+}
+
+// MouseIn is part of desktop.Hoverable.
+func (h *scrubHover) MouseIn(ev *desktop.MouseEvent) { h.MouseMoved(ev) }
+
+// MouseMoved shows the frame under the pointer.
+func (h *scrubHover) MouseMoved(ev *desktop.MouseEvent) {
+	h.t.hoverAt(h.frameAt(ev.Position.X), ev.Position.X)
+}
+
+// MouseOut hides the thumbnail.
+func (h *scrubHover) MouseOut() { h.t.hideHover() }
+
+// frameAt maps an x over the slider to a frame with the slider's own
+// geometry (its track is inset by the handle's radius plus inner padding).
+func (h *scrubHover) frameAt(x float32) int {
+	s := h.t.slider
+	th := s.Theme()
+	pad := (th.Size(theme.SizeNameInlineIcon)-4)/2 + th.Size(theme.SizeNameInnerPadding) - 1.5
+	w := h.Size().Width - 2*pad
+	if w <= 0 || h.t.store == nil {
+		return 0
+	}
+	r := min(max((x-pad)/w, 0), 1)
+	return int(r*float32(s.Max-s.Min) + float32(s.Min) + 0.5)
+}
+
+// hoverAt shows frame i in the thumbnail above x.
+func (t *Timeline) hoverAt(i int, x float32) {
+	if t.store == nil || t.store.Len() == 0 {
+		return
+	}
+	i = min(max(i, 0), t.store.Len()-1)
+	var img image.Image
+	var err error
+	if t.proxy != nil {
+		img, err = t.proxy.Frame(i)
+	} else {
+		img, err = t.frame(i)
+	}
+	if err != nil {
+		return
+	}
+	t.hoverIndex = i
+	fw, fh := t.store.Size()
+	size := fyne.NewSize(hoverThumbWidth, float32(hoverThumbWidth*fh)/float32(max(fw, 1)))
+	t.hoverImg.Image = img
+	t.hoverImg.Resize(size)
+	area := t.overlay.Size()
+	t.hoverImg.Move(fyne.NewPos(min(max(x-size.Width/2, 0), max(area.Width-size.Width, 0)), max(area.Height-size.Height, 0)))
+	t.hoverImg.Show()
+	t.hoverImg.Refresh()
+}
+
+func (t *Timeline) hideHover() {
+	t.hoverIndex = -1
+	t.hoverImg.Hide()
+}
