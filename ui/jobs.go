@@ -3,12 +3,14 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -25,6 +27,7 @@ type jobRow struct {
 	status app.JobStatus
 	output string
 	err    string
+	stats  string // wall time and peak memory, once done
 }
 
 // Render queues the request as edited. The button is disabled, with the
@@ -111,6 +114,13 @@ func (s *Studio) showPhase(id string, e engine.Event) {
 		s.eta.SetText("")
 	case engine.EventDecision, engine.EventWarning:
 		s.notice.SetText(e.Message)
+	case engine.EventDone:
+		if j := s.job(id); j != nil && e.Stats != nil {
+			j.stats = e.Stats.Total.Round(100 * time.Millisecond).String()
+			if e.Stats.PeakBytes > 0 {
+				j.stats += ", peak memory " + gb(e.Stats.PeakBytes)
+			}
+		}
 	}
 }
 
@@ -163,6 +173,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus, err error) {
 			}
 			if st == app.StatusDone {
 				s.progress.SetValue(1)
+				s.eta.SetText(j.stats)
 			} else {
 				s.progress.SetValue(0)
 			}
@@ -209,6 +220,31 @@ func (s *Studio) openClip(path string) {
 			}
 		}
 	})
+}
+
+// clipActions are the finished clip's buttons: render it again with a new
+// seed, and show it in its folder.
+func (s *Studio) clipActions() fyne.CanvasObject {
+	again := widget.NewButtonWithIcon("New seed", theme.ViewRefreshIcon(), s.RenderNewSeed)
+	reveal := widget.NewButtonWithIcon("Show in folder", theme.FolderOpenIcon(), func() {
+		if s.lastOutput == "" {
+			return
+		}
+		u, err := url.Parse(storage.NewFileURI(filepath.Dir(s.lastOutput)).String())
+		if err == nil {
+			err = s.app.OpenURL(u)
+		}
+		if err != nil {
+			s.notice.SetText("Cannot open the folder: " + err.Error())
+		}
+	})
+	return container.NewHBox(again, reveal)
+}
+
+// RenderNewSeed queues the request in the editor again with a random seed.
+func (s *Studio) RenderNewSeed() {
+	s.ed.dice.OnTapped()
+	s.renderWhenPlanned = true
 }
 
 // showQueue rebuilds the queue view: each job with its status, and for

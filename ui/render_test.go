@@ -5,6 +5,7 @@ import (
 	"image"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func TestRenderPreviewsTimelineScrub(t *testing.T) {
 		if n := h.s.timeline.Store().Len(); n != 22 {
 			t.Errorf("timeline has %d frames, want 22", n)
 		}
+		if !strings.Contains(h.s.eta.Text, "peak memory") {
+			t.Errorf("finished render shows %q, want its time and peak memory", h.s.eta.Text)
+		}
 		if h.s.stage.SelectedIndex() != 1 || h.s.phase.Text != "Done" || h.s.jobs[0].status != app.StatusDone {
 			t.Errorf("after the render: tab %d, phase %q, job %s", h.s.stage.SelectedIndex(), h.s.phase.Text, h.s.jobs[0].status)
 		}
@@ -83,6 +87,16 @@ func TestRenderPreviewsTimelineScrub(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("output clip: %v", err)
 	}
+	// "New seed" on the timeline queues the same request with another seed.
+	h.run(func() { test.Tap(buttonWith(t, h.s.stage.Items[1].Content, nil, "New seed")) })
+	h.waitFor("the new-seed job", 30*time.Second, func() bool { return len(h.s.jobs) == 2 })
+	h.run(func() {
+		a, b := h.s.jobs[0].req, h.s.jobs[1].req
+		if a.Seed == b.Seed || a.Prompt != b.Prompt || a.Width != b.Width || a.Frames != b.Frames {
+			t.Errorf("new seed job %+v after %+v", b, a)
+		}
+		h.s.queue.Cancel(h.s.jobs[1].id)
+	})
 }
 
 // decodeAll decodes every frame of an MP4 with FFmpeg.

@@ -92,6 +92,9 @@ type Studio struct {
 	planTimer  *time.Timer
 	lastOutput string
 	model      string // snapshot folder; "" is the embedded tiny model
+	// renderWhenPlanned queues the request as soon as its plan (after
+	// a change the user did not type: a new seed) says it fits.
+	renderWhenPlanned bool
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.
@@ -218,7 +221,7 @@ func (s *Studio) layout() fyne.CanvasObject {
 		container.NewBorder(nil, nil, s.phase, s.eta, s.progress))
 	s.stage = container.NewAppTabs(
 		container.NewTabItem("Preview", s.preview),
-		container.NewTabItem("Timeline", s.timeline))
+		container.NewTabItem("Timeline", container.NewBorder(nil, s.clipActions(), nil, nil, s.timeline)))
 	center := container.NewBorder(container.NewVBox(s.ed.view(), controls), nil, nil, nil, s.stage)
 
 	s.planScroll = container.NewVScroll(s.plan.view())
@@ -329,6 +332,12 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 		s.reason.SetText("")
 	}
 	relayout(s.planScroll)
+	if s.renderWhenPlanned {
+		s.renderWhenPlanned = false
+		if s.fits {
+			defer s.Render()
+		}
+	}
 	if s.fits {
 		s.renderBtn.Enable()
 	} else {
