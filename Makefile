@@ -16,8 +16,9 @@ endif
 
 BIN       := bin/h3studio
 GGML_INC   = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/backend/ggml/ggml/include
-# Packages that build without cgo (everything but the Fyne UI and main).
-NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui')
+# Packages that build without cgo: everything but Fyne (main, ui and the
+# screenshot tool that drives the real window).
+NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
 .PHONY: all build run test test-long bench vet abi-check ci deps mac-test mac-bench screenshots clean
 
