@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"h3studio/media"
@@ -20,17 +19,23 @@ func init() {
 	})
 }
 
-var mediaOnce sync.Once
+var (
+	mediaOnce  sync.Once
+	mediaTools media.Tools
+)
 
-// configureMedia installs the FFmpeg binaries named by H3_FFMPEG and
-// H3_FFPROBE (empty: PATH lookup) as media's defaults. The environment is
-// read once, here, so the media package never reads it.
+// SetMediaTools names explicit FFmpeg and FFprobe binaries (empty: look them
+// up on PATH). main reads them from H3_FFMPEG and H3_FFPROBE, the one place
+// the environment is read, and calls this before any command or window.
+func SetMediaTools(ffmpeg, ffprobe string) {
+	mediaTools = media.Tools{FFmpeg: ffmpeg, FFprobe: ffprobe}
+}
+
+// configureMedia installs the tools SetMediaTools named as media's
+// defaults, once.
 func configureMedia() {
 	mediaOnce.Do(func() {
-		media.SetDefault(media.Tools{
-			FFmpeg:  os.Getenv("H3_FFMPEG"),
-			FFprobe: os.Getenv("H3_FFPROBE"),
-		})
+		media.SetDefault(mediaTools)
 	})
 }
 
