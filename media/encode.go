@@ -10,7 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -29,7 +31,16 @@ type EncodeOptions struct {
 	// FramesDir, when set, also receives every frame as frame_00001.png...
 	// It must not exist or be empty; it appears only on success.
 	FramesDir string
+	// Metadata is written into the container as format tags (FFmpeg's
+	// -metadata), custom keys included; ReadMetadata reads them back.
+	// Keys are lower-case ASCII words; values are at most MaxMetadataValue
+	// bytes.
+	Metadata map[string]string
 }
+
+// MaxMetadataValue bounds one metadata value: tags travel on FFmpeg's
+// command line and in the moov atom, read by every player.
+const MaxMetadataValue = 64 << 10
 
 const (
 	defaultCRF     = 18
@@ -120,10 +131,48 @@ func checkEncodeOptions(opt *EncodeOptions) error {
 	case opt.CRF < 0 || opt.CRF > 51:
 		return fmt.Errorf("CRF %d is outside 0..51", opt.CRF)
 	}
+	for k, v := range opt.Metadata {
+		if !validMetadataKey(k) {
+			return fmt.Errorf("metadata key %q must be 1-64 characters of a-z, 0-9 and _", k)
+		}
+		if len(v) > MaxMetadataValue || strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("metadata %s is %d bytes; the limit is %d and NUL bytes are not allowed", k, len(v), MaxMetadataValue)
+		}
+	}
 	if len(opt.Audio.Samples) > 0 {
 		return opt.Audio.validate()
 	}
 	return nil
+}
+
+func validMetadataKey(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// metadataArgs lists -metadata options in key order, so the command line
+// does not depend on map order.
+func metadataArgs(md map[string]string) []string {
+	if len(md) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		args = append(args, "-metadata", k+"="+md[k])
+	}
+	return args
 }
 
 func (w *MP4Writer) prepareFramesDir() error {
@@ -157,7 +206,10 @@ func (w *MP4Writer) start(ctx context.Context, t *Tools, bin, encoder string) er
 		args = append(args, "-map", "0:v:0")
 	}
 	args = append(args, videoCodecArgs(encoder, o)...)
-	args = append(args, "-movflags", "+faststart", "-f", "mp4", "file:"+w.tmp)
+	// use_metadata_tags keeps keys outside the iTunes set (our own)
+	// instead of dropping them silently.
+	args = append(args, metadataArgs(o.Metadata)...)
+	args = append(args, "-movflags", "+faststart+use_metadata_tags", "-f", "mp4", "file:"+w.tmp)
 	if w.framesTmp != "" {
 		args = append(args, "-map", "0:v:0", "-c:v", "png", "-start_number", "1",
 			"-f", "image2", "file:"+filepath.Join(w.framesTmp, "frame_%05d.png"))
