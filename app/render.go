@@ -103,7 +103,9 @@ type Renderer struct {
 	// Threads bounds the engine's CPU threads (0: all).
 	Threads int
 	// Plan carries the backend's declarations (a Qwen sequence limit);
-	// MemoryGB overrides the machine's memory budget when positive.
+	// MemoryGB overrides the machine's memory budget when positive. Set
+	// it before the first call; while plans and renders may be running
+	// (the studio window), change it with SetMemoryGB.
 	Plan     plan.Options
 	MemoryGB float64
 	// Preview asks for a latent preview image on every denoise step.
@@ -112,6 +114,25 @@ type Renderer struct {
 
 	mu      sync.Mutex
 	engines map[string]*engine.Engine
+	// budgetMu guards MemoryGB apart from mu, which is held while an
+	// engine opens.
+	budgetMu sync.Mutex
+}
+
+// SetMemoryGB overrides the machine's memory budget for the plans and
+// renders prepared from now on (0: the machine's own budget). It is safe
+// to call while other goroutines plan or render; a job already prepared
+// keeps the plan it was given.
+func (rd *Renderer) SetMemoryGB(gb float64) {
+	rd.budgetMu.Lock()
+	rd.MemoryGB = gb
+	rd.budgetMu.Unlock()
+}
+
+func (rd *Renderer) memoryGB() float64 {
+	rd.budgetMu.Lock()
+	defer rd.budgetMu.Unlock()
+	return rd.MemoryGB
 }
 
 // Close closes every engine the renderer opened.
@@ -151,6 +172,9 @@ type Job struct {
 	Engine  *engine.Engine
 	Stats   *engine.Stats
 	preview bool
+	// asked is the request as given, before presets and defaults: what
+	// the clip's metadata stores so a restore shows what the user chose.
+	asked Request
 }
 
 // Prepare validates req, probes its inputs, opens the model (discovery
@@ -176,8 +200,8 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if err != nil {
 		return nil, &RequestError{err}
 	}
-	if rd.MemoryGB > 0 {
-		mc = mc.WithBudgetGB(rd.MemoryGB)
+	if gb := rd.memoryGB(); gb > 0 {
+		mc = mc.WithBudgetGB(gb)
 	}
 	eng, err := rd.engine(r.Model)
 	if err != nil {
@@ -193,7 +217,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if p.Verdict != plan.Fits {
 		return nil, &RefusedError{p}
 	}
-	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview}, nil
+	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, asked: req}, nil
 }
 
 // checkOutput refuses an output path whose folder is missing or which
@@ -267,7 +291,7 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 		sink = func(engine.Event) {}
 	}
 	r := j.Request
-	out := &mp4Output{ctx: ctx, dst: r.Output, framesDir: r.FramesDir,
+	out := &mp4Output{ctx: ctx, dst: r.Output, framesDir: r.FramesDir, metadata: clipMetadata(j.asked),
 		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
 	defer out.abort()
 	er := engine.Request{
@@ -344,6 +368,7 @@ type mp4Output struct {
 	ctx       context.Context
 	dst       string
 	framesDir string
+	metadata  map[string]string
 	canvas    layout.Canvas
 	w         *media.MP4Writer
 	closed    bool
@@ -353,7 +378,8 @@ func (o *mp4Output) Begin(width, height, frames int, audio engine.Audio) error {
 	configureMedia()
 	w, err := media.CreateMP4(o.ctx, o.dst, media.EncodeOptions{
 		Width: o.canvas.Width, Height: o.canvas.Height, FPS: layout.FPS, FramesDir: o.framesDir,
-		Audio: media.PCM{Rate: media.SampleRate, Channels: media.Channels, Samples: audio.Samples},
+		Metadata: o.metadata,
+		Audio:    media.PCM{Rate: media.SampleRate, Channels: media.Channels, Samples: audio.Samples},
 	})
 	if err != nil {
 		return err
