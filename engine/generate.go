@@ -8,6 +8,7 @@ import (
 
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
 
@@ -268,6 +269,35 @@ func (g *generation) stats() *Stats {
 }
 
 // component opens one component of the run's partition.
+// videoVAE opens the partition's video VAE with its config; the caller
+// closes the source when the phase ends.
+func (g *generation) videoVAE() (weights.Source, *vae.VideoConfig, error) {
+	comp, src, err := g.component(weights.VideoVAE)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := vae.ReadVideoConfig(comp.Config)
+	if err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	return src, cfg, nil
+}
+
+// audioVAE is videoVAE for the audio VAE.
+func (g *generation) audioVAE() (weights.Source, *vae.AudioConfig, error) {
+	comp, src, err := g.component(weights.AudioVAE)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := vae.ReadAudioConfig(comp.Config)
+	if err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	return src, cfg, nil
+}
+
 func (g *generation) component(name string) (*weights.Component, weights.Source, error) {
 	c := g.part.Component(name)
 	if c == nil {

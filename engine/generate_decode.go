@@ -9,7 +9,6 @@ import (
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/vae"
-	"h3studio/engine/weights"
 )
 
 // audioWindow is the audio decoder's window in latent steps (10 s), with
@@ -39,15 +38,11 @@ func (g *generation) decode(ctx context.Context) error {
 	if err := g.req.Output.Begin(c.Width, c.Height, lay.Frames, sound); err != nil {
 		return err
 	}
-	comp, src, err := g.component(weights.VideoVAE)
+	src, cfg, err := g.videoVAE()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	cfg, err := vae.ReadVideoConfig(comp.Config)
-	if err != nil {
-		return err
-	}
 	opt := vae.DecodeOptions{}
 	if g.plan.Residency.VAEDecoder == plan.Streamed {
 		// The planner found the decoder tight: bound one call's activations
@@ -90,15 +85,11 @@ func (g *generation) decode(ctx context.Context) error {
 // cover up to half a latent step (12.5 ms) more than F frames, and
 // the muxed streams should end together.
 func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
-	comp, src, err := g.component(weights.AudioVAE)
+	src, cfg, err := g.audioVAE()
 	if err != nil {
 		return Audio{}, err
 	}
 	defer src.Close()
-	cfg, err := vae.ReadAudioConfig(comp.Config)
-	if err != nil {
-		return Audio{}, err
-	}
 	dec, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioDecoderPart, vae.AudioOptions{ChunkLatents: audioWindow, ContextLatents: audioContext})
 	if err != nil {
 		return Audio{}, err

@@ -9,7 +9,6 @@ import (
 
 	"h3studio/engine/layout"
 	"h3studio/engine/vae"
-	"h3studio/engine/weights"
 )
 
 // prepared is one anchor or reference after the references phase: what the
@@ -232,15 +231,11 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 	if !need {
 		return nil
 	}
-	comp, src, err := g.component(weights.VideoVAE)
+	src, cfg, err := g.videoVAE()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	cfg, err := vae.ReadVideoConfig(comp.Config)
-	if err != nil {
-		return err
-	}
 	enc, err := vae.LoadVideoEncoder(g.e.backend, src, cfg)
 	if err != nil {
 		return err
@@ -278,15 +273,11 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 	if !need {
 		return nil
 	}
-	comp, src, err := g.component(weights.AudioVAE)
+	src, cfg, err := g.audioVAE()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	cfg, err := vae.ReadAudioConfig(comp.Config)
-	if err != nil {
-		return err
-	}
 	enc, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioEncoderPart, vae.AudioOptions{})
 	if err != nil {
 		return err
