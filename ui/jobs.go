@@ -366,7 +366,10 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 
 // Restore puts a past request back into the editor ("reuse settings"):
 // its fields at once, its references once they are probed again.
-func (s *Studio) Restore(req app.Request) {
+func (s *Studio) Restore(req app.Request) { s.restore(req, "Settings restored from the history.") }
+
+// restore fills the editor and the references from req and says so.
+func (s *Studio) restore(req app.Request, notice string) {
 	s.ed.fill(req)
 	s.images.clear()
 	s.videos.clear()
@@ -390,5 +393,5 @@ func (s *Studio) Restore(req app.Request) {
 		}
 	}
 	s.addPaths(paths, kinds)
-	s.notice.SetText("Settings restored from the history.")
+	s.notice.SetText(notice)
 }

@@ -25,6 +25,9 @@ type planPanel struct {
 	decisions *widget.Label
 	time      *widget.Label
 	body      *fyne.Container // everything but the verdict
+	// overridden says the budget is the one set in the settings, not
+	// this Mac's own.
+	overridden bool
 }
 
 func newPlanPanel() *planPanel {
@@ -89,7 +92,11 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	if m.BudgetBytes > 0 {
 		p.memory.SetValue(min(float64(m.PeakBytes)/float64(m.BudgetBytes), 1))
 	}
-	p.memText = fmt.Sprintf("peak %s of %s (%s)", gb(m.PeakBytes), gb(m.BudgetBytes), m.PeakPhase)
+	budget := gb(m.BudgetBytes)
+	if p.overridden {
+		budget += " set in Settings"
+	}
+	p.memText = fmt.Sprintf("peak %s of %s (%s)", gb(m.PeakBytes), budget, m.PeakPhase)
 	p.memory.Refresh()
 	var refs []string
 	for i, rp := range pl.References {

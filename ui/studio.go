@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -40,6 +41,11 @@ type Config struct {
 	Machine string
 	// PlanDelay debounces re-planning while the user types.
 	PlanDelay time.Duration
+	// SetMemoryGB applies the memory budget override of the settings to
+	// the planner and the renders (0: this Mac's own budget). It is
+	// called on the UI goroutine while plans run in the background, so it
+	// must be safe for that (app.Renderer.SetMemoryGB is).
+	SetMemoryGB func(gb float64)
 }
 
 // Studio is the studio window's state: the request being edited, the plan
@@ -95,6 +101,10 @@ type Studio struct {
 	// renderWhenPlanned queues the request as soon as its plan (after
 	// a change the user did not type: a new seed) says it fits.
 	renderWhenPlanned bool
+	// restoreDlg is the open offer to restore a dropped clip's settings.
+	restoreDlg *dialog.ConfirmDialog
+	settings   *settingsForm
+	memoryGB   float64 // the budget override; 0 is this Mac's
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.
@@ -397,7 +407,8 @@ func (s *Studio) addShortcuts() {
 }
 
 // OnDropped is the window's drop handler: files are probed off the UI
-// goroutine and routed to the list of their kind, in the order dropped.
+// goroutine and routed to the list of their kind, in the order dropped; a
+// clip rendered by H3 Studio offers to restore its settings instead.
 func (s *Studio) OnDropped(_ fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
@@ -405,7 +416,7 @@ func (s *Studio) OnDropped(_ fyne.Position, uris []fyne.URI) {
 			paths = append(paths, u.Path())
 		}
 	}
-	s.AddPaths(paths)
+	s.dropPaths(paths)
 }
 
 // AddPaths adds files as references (or anchors in first/last mode).

@@ -87,12 +87,13 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 	}
 	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), Preview: true}
 	cfg := Config{
-		Exec:      Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
-		Render:    rd.Render,
-		Plan:      PlanWith(rd),
-		History:   hist,
-		OutputDir: outputDir(root),
-		Machine:   "auto",
+		Exec:        Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
+		Render:      rd.Render,
+		Plan:        PlanWith(rd),
+		History:     hist,
+		OutputDir:   outputDir(root),
+		Machine:     "auto",
+		SetMemoryGB: rd.SetMemoryGB,
 	}
 	return cfg, rd.Close
 }

@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"h3studio/app"
+)
+
+// dialogButton finds a button of the dialog on top of the window.
+func (h *harness) dialogButton(text string) *widget.Button {
+	h.t.Helper()
+	pop, ok := h.s.win.Canvas().Overlays().Top().(*widget.PopUp)
+	if !ok {
+		h.t.Fatalf("no dialog open")
+	}
+	return buttonWith(h.t, pop.Content, nil, text)
+}
+
+func hasDialog(c fyne.Canvas) bool { return c.Overlays().Top() != nil }
+
+// Dropping a clip the studio rendered offers to restore its settings; on
+// Restore the editor and the references are those of the clip's request.
+// A clip without them is added as a reference video as before, and so is
+// a rendered clip when the user picks "Add as reference".
+func TestDropRenderedClipRestores(t *testing.T) {
+	h := newHarness(t)
+	still, clip, _ := fixtures(t)
+	past := app.Request{Prompt: "a heron lands on a jetty", Width: 64, Height: 64, Frames: 22, Steps: 2, Seed: 1234, Preset: "fast",
+		References: []app.Reference{{Kind: app.RefVideo, Path: clip}, {Kind: app.RefImage, Path: still}},
+		Machine:    machine, Output: filepath.Join(t.TempDir(), "heron.mp4")}
+	if _, err := h.rd.Render(context.Background(), past, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSettled()
+
+	h.drop(clip)
+	h.waitSettled()
+	h.run(func() {
+		if h.s.RestoreOffered() || hasDialog(h.s.win.Canvas()) || len(h.s.videos.items) != 1 || h.s.videos.items[0].Path != clip {
+			t.Fatalf("plain clip: offered %v, videos %v", h.s.RestoreOffered(), paths(h.s.videos.items))
+		}
+	})
+
+	h.drop(past.Output, still)
+	h.waitFor("the offer to restore", 30*time.Second, func() bool { return h.s.RestoreOffered() })
+	h.waitSettled()
+	h.run(func() {
+		// The still dropped with it is added at once.
+		if len(h.s.images.items) != 1 || len(h.s.videos.items) != 1 {
+			t.Errorf("while asking: pictures %v, videos %v", paths(h.s.images.items), paths(h.s.videos.items))
+		}
+		test.Tap(h.dialogButton("Restore"))
+	})
+	h.waitSettled()
+	h.run(func() {
+		got, err := h.s.Request()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Prompt != past.Prompt || got.Width != 64 || got.Height != 64 || got.Frames != 22 || got.Seed != 1234 || got.Preset != "fast" || got.Steps != 2 {
+			t.Errorf("restored %+v", got)
+		}
+		if len(got.References) != 2 || got.References[0] != past.References[1] || got.References[1] != past.References[0] {
+			// Pictures come first in the model's order (Picture 1, Video 1).
+			t.Errorf("restored references %+v", got.References)
+		}
+		if h.s.RestoreOffered() || hasDialog(h.s.win.Canvas()) {
+			t.Error("the dialog is still open")
+		}
+	})
+
+	h.drop(past.Output)
+	h.waitFor("the second offer", 30*time.Second, func() bool { return h.s.RestoreOffered() })
+	h.run(func() { test.Tap(h.dialogButton("Add as reference")) })
+	h.waitSettled()
+	h.run(func() {
+		if v := paths(h.s.videos.items); len(v) != 2 || v[1] != past.Output {
+			t.Errorf("videos after Add as reference: %v", v)
+		}
+		if h.s.ed.seed.Text != "1234" {
+			t.Errorf("declining changed the seed to %s", h.s.ed.seed.Text)
+		}
+	})
+}
+
+// A small memory budget in the settings reaches the planner: the plan
+// panel shows the refusal the renderer gives under that budget, the budget
+// is remembered, and clearing the field brings back this machine's.
+func TestSettingsMemoryBudget(t *testing.T) {
+	h := newHarness(t)
+	h.small("Fast")
+	h.run(func() {
+		if h.s.renderBtn.Disabled() {
+			t.Fatalf("render disabled before the override: %q", h.s.reason.Text)
+		}
+		h.s.ShowSettings()
+		h.s.settings.mem.SetText("half a GB")
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.run(func() {
+		if h.s.memoryGB != 0 {
+			t.Errorf("a budget of %q was accepted as %g", "half a GB", h.s.memoryGB)
+		}
+		h.s.win.Canvas().Overlays().Top().Hide() // the error dialog
+		h.s.win.Canvas().Overlays().Remove(h.s.win.Canvas().Overlays().Top())
+		h.s.ShowSettings()
+		h.s.settings.mem.SetText("0.5")
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitSettled()
+	var req app.Request
+	h.run(func() {
+		var err error
+		if req, err = h.s.Request(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The renderer the window drives, asked directly, refuses the same
+	// request under the same budget.
+	_, err := h.rd.Prepare(context.Background(), req)
+	var refused *app.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Prepare under 0.5 GB: %v, want a refusal", err)
+	}
+	h.run(func() {
+		if !h.s.renderBtn.Disabled() || !strings.Contains(h.s.reason.Text, refused.Plan.Error) {
+			t.Errorf("render disabled %v, reason %q; want %q", h.s.renderBtn.Disabled(), h.s.reason.Text, refused.Plan.Error)
+		}
+		if !strings.HasPrefix(h.s.plan.verdict.Text, "Does not fit") || !strings.Contains(h.s.plan.memText, "of 0.5 GB set in Settings") {
+			t.Errorf("plan panel: %q, memory %q", h.s.plan.verdict.Text, h.s.plan.memText)
+		}
+		if gb := h.s.app.Preferences().Float(prefMemoryGB); gb != 0.5 {
+			t.Errorf("remembered budget %g, want 0.5", gb)
+		}
+		t.Logf("under 0.5 GB: %s | %s", h.s.reason.Text, h.s.plan.memText)
+		h.s.ShowSettings()
+		if h.s.settings.mem.Text != "0.5" {
+			t.Errorf("settings show the budget as %q", h.s.settings.mem.Text)
+		}
+		h.s.settings.mem.SetText("")
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitSettled()
+	h.run(func() {
+		if h.s.renderBtn.Disabled() || strings.Contains(h.s.plan.memText, "Settings") {
+			t.Errorf("after clearing the budget: disabled %v (%q), memory %q", h.s.renderBtn.Disabled(), h.s.reason.Text, h.s.plan.memText)
+		}
+	})
+}
