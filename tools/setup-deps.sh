@@ -17,7 +17,7 @@ Darwin)
 	fi
 	;;
 Linux)
-	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev ffmpeg xvfb xauth imagemagick libopenblas-dev)
+	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev ffmpeg xvfb xauth imagemagick libopenblas-dev)
 	need=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
