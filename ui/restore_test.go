@@ -121,8 +121,7 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		if h.s.memoryGB != 0 {
 			t.Errorf("a budget of %q was accepted as %g", "half a GB", h.s.memoryGB)
 		}
-		h.s.win.Canvas().Overlays().Top().Hide() // the error dialog
-		h.s.win.Canvas().Overlays().Remove(h.s.win.Canvas().Overlays().Top())
+		test.Tap(h.dialogButton("OK")) // the error dialog says why
 		h.s.ShowSettings()
 		h.s.settings.mem.SetText("0.5")
 		test.Tap(h.dialogButton("Save"))
