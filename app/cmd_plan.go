@@ -232,7 +232,9 @@ func estimateTokens(s string) int {
 	return max(1, int(n))
 }
 
-func gbText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+// gbText prints bytes in the GB Apple sells and Activity Monitor shows
+// (2^30 bytes), the unit the machine profiles' sizes are in.
+func gbText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
 
 func durationText(s float64) string {
 	switch {

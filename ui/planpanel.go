@@ -135,7 +135,9 @@ func showIf(l *widget.Label, on bool) {
 	}
 }
 
-func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+// gb prints bytes in the GB Apple sells and Activity Monitor shows
+// (2^30 bytes), the unit the machine profiles' sizes are in.
+func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
 
 func seconds(s float64) string {
 	switch {

@@ -43,7 +43,9 @@ func (f *fitter) overSeq() bool { return f.limit > 0 && f.e.seq > f.limit }
 func (f *fitter) overMem() bool { return f.e.peak > f.budget }
 func (f *fitter) fits() bool    { return !f.overSeq() && !f.overMem() }
 
-func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+// gb prints bytes in the GB Apple sells and Activity Monitor shows
+// (2^30 bytes), the unit the machine profiles' sizes are in.
+func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
 
 // violation says what is wrong, in one sentence.
 func (f *fitter) violation() string {

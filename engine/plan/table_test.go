@@ -81,7 +81,7 @@ func TestReportTable(t *testing.T) {
 			if p.Verdict == Refused && p.Repair == nil {
 				t.Errorf("%s on %s: refused without a repair", c.name, mn)
 			}
-			cell := fmt.Sprintf("%s %.1f GB, %s", p.Verdict, float64(p.Memory.PeakBytes)/1e9, hours(p.Time.Seconds))
+			cell := fmt.Sprintf("%s %.1f GB, %s", p.Verdict, float64(p.Memory.PeakBytes)/(1<<30), hours(p.Time.Seconds))
 			if p.DiTRows.Total != rows {
 				cell += fmt.Sprintf(", %d rows", p.DiTRows.Total)
 			}
