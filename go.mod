@@ -4,14 +4,12 @@ go 1.26
 
 require (
 	fyne.io/fyne/v2 v2.7.1
+	github.com/ebitengine/oto/v3 v3.4.0
 	github.com/ollama/ollama v0.17.4
 	golang.org/x/text v0.30.0
 )
 
-require (
-	github.com/ebitengine/oto/v3 v3.4.0 // indirect
-	github.com/ebitengine/purego v0.9.0 // indirect
-)
+require github.com/ebitengine/purego v0.9.0 // indirect
 
 require (
 	github.com/akavel/rsrc v0.10.2 // indirect

@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/draw"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -54,6 +55,11 @@ type Timeline struct {
 	// goroutine reads it through seq.
 	speed int
 	seq   int // bumps on every speed change so a stale ticker stops
+	// sound is the clip's soundtrack (nil or silent: video only); note
+	// follows the time code ("no audio device").
+	sound *Sound
+	note  string
+	head  playhead // the running playback's clock (tests read it)
 
 	// cacheMu guards the decoded frames and the background decoder's
 	// request; store is written under it too, as the decoder reads it.
@@ -95,6 +101,7 @@ func (t *Timeline) CreateRenderer() fyne.WidgetRenderer {
 // Load shows a clip's frames, from the first.
 func (t *Timeline) Load(s *media.FrameStore) {
 	t.Pause()
+	t.sound, t.note = nil, ""
 	t.cacheMu.Lock()
 	t.store, t.cache, t.order, t.want = s, map[int]image.Image{}, nil, -1
 	t.cacheMu.Unlock()
@@ -117,22 +124,44 @@ func (t *Timeline) Image() image.Image { return t.img.Image }
 // Speed is the shuttle speed (0 paused, negative reverse).
 func (t *Timeline) Speed() int { return t.speed }
 
-// Seek shows frame i (clamped to the clip) and moves the slider to it.
-// A frame not decoded recently shows first from the proxy (when the clip
-// has one) and is replaced by the full-size frame when the background
-// decode finishes, so the UI goroutine never waits on a large decode.
+// SetSound gives the loaded clip its soundtrack (from LoadSound): 1x
+// playback then follows the audio clock. A clip whose sound cannot play
+// here says so once, after its time code, and plays silently.
+func (t *Timeline) SetSound(s *Sound) {
+	t.sound.stop()
+	t.sound, t.note = s, ""
+	if s.DeviceErr() != nil {
+		t.note = "no audio device"
+	}
+	if t.store != nil {
+		t.replay()
+	}
+}
+
+// Seek shows frame i (clamped to the clip) and moves the slider to it;
+// during playback, playing (and its sound) continues from there.
 func (t *Timeline) Seek(i int) {
+	if t.seek(i) && t.speed != 0 {
+		t.setSpeed(t.speed)
+	}
+}
+
+// seek shows frame i and reports whether it moved. A frame not decoded
+// recently shows first from the proxy (when the clip has one) and is
+// replaced by the full-size frame when the background decode finishes, so
+// the UI goroutine never waits on a large decode.
+func (t *Timeline) seek(i int) bool {
 	if t.store == nil || t.store.Len() == 0 {
-		return
+		return false
 	}
 	i = min(max(i, 0), t.store.Len()-1)
 	if i == t.index {
-		return
+		return false
 	}
 	f, sharp, err := t.quick(i)
 	if err != nil {
 		t.code.SetText("frame " + fmt.Sprint(i) + ": " + err.Error())
-		return
+		return false
 	}
 	t.index = i
 	t.show(f, sharp)
@@ -140,6 +169,7 @@ func (t *Timeline) Seek(i int) {
 		t.slider.SetValue(float64(i)) // calls back into Seek, which returns at once
 	}
 	t.showCode()
+	return true
 }
 
 // showCode shows the time code and the loop, when one is set.
@@ -147,6 +177,9 @@ func (t *Timeline) showCode() {
 	s := timecode(t.index, t.store.Len(), t.store.FPS())
 	if lo, hi, ok := t.loop(); ok {
 		s += fmt.Sprintf("  loop %d-%d", lo+1, hi+1)
+	}
+	if t.note != "" {
+		s += "  " + t.note
 	}
 	t.code.SetText(s)
 }
@@ -338,6 +371,9 @@ func (t *Timeline) setSpeed(s int) {
 	}
 	t.speed = s
 	t.seq++
+	// Sound plays at 1x forward only; other speeds are muted, as in editors.
+	t.sound.stop()
+	t.head = nil
 	if s == 0 {
 		t.play.SetIcon(theme.MediaPlayIcon())
 		return
@@ -347,29 +383,57 @@ func (t *Timeline) setSpeed(s int) {
 	if !ok {
 		lo, hi = -1, -1
 	}
-	go t.run(t.seq, s, t.index, t.store.Len(), t.store.FPS(), lo, hi, time.Now())
+	n, fps := t.store.Len(), t.store.FPS()
+	interval := max(time.Duration(float64(time.Second)/(fps*float64(abs(s)))), frameInterval)
+	var head playhead
+	if s == 1 && !t.sound.Silent() {
+		// The audio clock moves in buffer-sized steps; polling at the
+		// display rate shows each frame as soon as its sound is heard.
+		head, interval = t.sound.start(t.index, n, fps, lo, hi), frameInterval
+	}
+	if head == nil {
+		head = wallPlayhead(s, t.index, n, fps, lo, hi, time.Now())
+	}
+	t.head = head
+	go t.run(t.seq, interval, head)
 }
 
-// run advances the playhead from a timer: the frame shown is computed from
-// the wall clock, so a slow repaint skips frames instead of slowing down.
-// With a loop (lo < hi) it wraps inside it instead of stopping.
-func (t *Timeline) run(seq, speed, from, n int, fps float64, lo, hi int, start time.Time) {
-	tick := time.NewTicker(max(time.Duration(float64(time.Second)/(fps*float64(abs(speed)))), frameInterval))
-	defer tick.Stop()
-	for now := range tick.C {
-		target := from + int(now.Sub(start).Seconds()*fps*float64(speed))
-		end := target >= n-1 || target <= 0
-		target = min(max(target, 0), n-1)
+// playhead says which frame playback has reached at a tick, and whether
+// playback is over. The ticker goroutine calls it, so it touches no widget.
+type playhead func(now time.Time) (frame int, end bool)
+
+// wallPlayhead computes the frame from the wall clock, so a slow repaint
+// skips frames instead of slowing down. With a loop (lo < hi, from inside
+// it) it wraps inside it instead of stopping.
+func wallPlayhead(speed, from, n int, fps float64, lo, hi int, start time.Time) playhead {
+	return func(now time.Time) (int, bool) {
+		moved := int(now.Sub(start).Seconds() * fps * float64(speed))
 		if lo < hi && (from >= lo && from <= hi) {
 			span := hi - lo + 1
-			target = lo + ((from-lo+int(now.Sub(start).Seconds()*fps*float64(speed)))%span+span)%span
-			end = false
+			return lo + ((from-lo+moved)%span+span)%span, false
 		}
+		target := from + moved
+		return min(max(target, 0), n-1), target >= n-1 || target <= 0
+	}
+}
+
+// run advances the playhead every interval until playback ends or a newer
+// speed change (seq) replaces it.
+func (t *Timeline) run(seq int, interval time.Duration, head playhead) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var stale atomic.Bool
+	for now := range tick.C {
+		if stale.Load() {
+			return
+		}
+		target, end := head(now)
 		t.do(func() {
 			if t.seq != seq {
+				stale.Store(true)
 				return
 			}
-			t.Seek(target)
+			t.seek(target)
 			if end {
 				t.Pause()
 			}
