@@ -197,8 +197,12 @@ func (r span) position(played int64) int64 {
 }
 
 // fpsRatio writes a frame rate as num/den frames per second: whole rates
-// exactly, NTSC-style rates (23.976, 29.97) over 1001.
+// exactly, NTSC-style rates (23.976, 29.97) over 1001. A store without a
+// rate is taken at media.FPS, as the time code does.
 func fpsRatio(fps float64) (num, den int64) {
+	if fps <= 0 || math.IsNaN(fps) || math.IsInf(fps, 0) {
+		return media.FPS, 1
+	}
 	if r := math.Round(fps); math.Abs(fps-r) < 1e-6 {
 		return int64(r), 1
 	}

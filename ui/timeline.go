@@ -124,8 +124,8 @@ func (t *Timeline) Image() image.Image { return t.img.Image }
 // Speed is the shuttle speed (0 paused, negative reverse).
 func (t *Timeline) Speed() int { return t.speed }
 
-// SetSound gives the loaded clip its soundtrack (from LoadSound): 1x
-// playback then follows the audio clock. A clip whose sound cannot play
+// SetSound gives the clip just loaded its soundtrack (from LoadSound;
+// Load drops the previous clip's): 1x playback then follows the audio clock. A clip whose sound cannot play
 // here says so once, after its time code, and plays silently.
 func (t *Timeline) SetSound(s *Sound) {
 	t.sound.stop()
