@@ -207,6 +207,19 @@ func (s *Studio) openClip(path string) {
 		if err != nil {
 			return
 		}
+		if s.cfg.LoadSound != nil {
+			snd, serr := s.cfg.LoadSound(s.ctx, path)
+			s.cfg.Exec.Do(func() {
+				if s.timeline.Store() != st {
+					return // another clip was opened meanwhile
+				}
+				if serr != nil {
+					s.notice.SetText("No sound for " + filepath.Base(path) + ": " + sentence(serr))
+					return
+				}
+				s.timeline.SetSound(snd)
+			})
+		}
 		// Large clips scrub from a half-size proxy while the full frame
 		// decodes (see BenchmarkScrub768x1344).
 		if w, h := proxySize(st); w > 0 {

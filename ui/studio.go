@@ -46,6 +46,10 @@ type Config struct {
 	// called on the UI goroutine while plans run in the background, so it
 	// must be safe for that (app.Renderer.SetMemoryGB is).
 	SetMemoryGB func(gb float64)
+	// LoadSound decodes a finished clip's soundtrack for the timeline
+	// (LoadSound in production). Nil leaves clips silent: the headless
+	// tests open one audio device per process only where they mean to.
+	LoadSound func(ctx context.Context, path string) (*Sound, error)
 }
 
 // Studio is the studio window's state: the request being edited, the plan

@@ -94,6 +94,7 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 		OutputDir:   outputDir(root),
 		Machine:     "auto",
 		SetMemoryGB: rd.SetMemoryGB,
+		LoadSound:   LoadSound,
 	}
 	return cfg, rd.Close
 }
