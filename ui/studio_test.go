@@ -84,7 +84,10 @@ func TestDropReorderLabelsAndPlan(t *testing.T) {
 			t.Errorf("three small references should fit: %q", h.s.reason.Text)
 		}
 	})
-	h.run(func() { test.AssertRendersToMarkup(t, "references.xml", h.s.Window().Canvas()) })
+	h.run(func() {
+		test.AssertRendersToMarkup(t, "references.xml", h.s.Window().Canvas())
+		test.AssertRendersToImage(t, "references.png", h.s.Window().Canvas())
+	})
 
 	// A second, larger picture becomes Picture 2; moving it up swaps the
 	// labels, the request order and the plan's canvases.
@@ -161,7 +164,10 @@ func paths(items []*refItem) []string {
 func TestLimitDisablesRender(t *testing.T) {
 	h := newHarness(t)
 	h.waitSettled()
-	h.run(func() { test.AssertRendersToMarkup(t, "empty.xml", h.s.Window().Canvas()) })
+	h.run(func() {
+		test.AssertRendersToMarkup(t, "empty.xml", h.s.Window().Canvas())
+		test.AssertRendersToImage(t, "empty.png", h.s.Window().Canvas())
+	})
 	h.run(func() {
 		if h.s.renderBtn.Disabled() {
 			t.Fatalf("default request should fit: %q", h.s.reason.Text)
