@@ -44,11 +44,20 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *memGB < 0 || *maxSeq < 0 {
 		return &UsageError{Msg: "--memory-gb and --max-sequence must not be negative"}
 	}
+	// The preset's knobs (steps, layers, reuse, canvas) change the plan the
+	// same way they change the render.
+	r, err := ApplyPreset(r)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
 	p, err := makePlan(ctx, r.WithDefaults(), *memGB, plan.Options{MaxSequence: *maxSeq, NoFit: *noFit})
 	if err != nil {
 		if *asJSON && plan.IsLimit(err) {
 			// Scripts get the refusal as data too.
-			_ = json.NewEncoder(stdout).Encode(map[string]any{"verdict": plan.Refused, "error": err.Error(), "warnings": []string{}})
+			refusal := map[string]any{"verdict": plan.Refused, "error": err.Error(), "warnings": []string{}}
+			if jerr := json.NewEncoder(stdout).Encode(refusal); jerr != nil {
+				return errors.Join(err, jerr)
+			}
 		}
 		return err
 	}

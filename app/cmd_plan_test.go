@@ -116,6 +116,37 @@ func TestPlanCommandJSON(t *testing.T) {
 	}
 }
 
+// A preset changes the plan the way it changes the render: its step count
+// unless --steps is given, and its internal canvas.
+func TestPlanCommandPreset(t *testing.T) {
+	forwards := func(args ...string) float64 {
+		t.Helper()
+		code, out, errs := runCmd(t, append([]string{"plan", "--model", "official-bf16", "--machine", "m5-max-128", "-p", "a fox", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("plan %v: exit %d: %s", args, code, errs)
+		}
+		return num(decodePlan(t, out), "time", "forwards")
+	}
+	var fast float64
+	for _, p := range Presets {
+		if p.Name == "fast" {
+			fast = float64(p.Steps)
+		}
+	}
+	if got := forwards(); got != DefaultSteps {
+		t.Errorf("no preset: %v forwards, want %d", got, DefaultSteps)
+	}
+	if got := forwards("--preset", "fast"); got != fast || fast == 0 {
+		t.Errorf("--preset fast: %v forwards, want the preset's %v", got, fast)
+	}
+	if got := forwards("--preset", "fast", "--steps", "9"); got != 9 {
+		t.Errorf("--preset fast --steps 9: %v forwards, want 9", got)
+	}
+	if code, _, errs := runCmd(t, "plan", "--preset", "nope", "-p", "x"); code != 2 || !strings.Contains(errs, "unknown preset") {
+		t.Errorf("unknown preset: exit %d, %q", code, errs)
+	}
+}
+
 func writePNG(t *testing.T, path string, w, h int) {
 	t.Helper()
 	f, err := os.Create(path)

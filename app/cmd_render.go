@@ -93,9 +93,6 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *memGB < 0 || *maxSeq < 0 || *threads < 0 {
 		return &UsageError{Msg: "--memory-gb, --max-sequence and --threads must not be negative"}
 	}
-	if r.Preset != "" && !flagSet(fs, "steps") {
-		r.Steps = 0 // the preset's step count, unless --steps was given
-	}
 	cacheDir, err := userCacheDir()
 	if err != nil {
 		return err

@@ -118,6 +118,9 @@ func parseRequestFlags(fs *flag.FlagSet, r *Request, args []string) error {
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q (quote the prompt: -p \"...\")", fs.Arg(0))}
 	}
+	if r.Preset != "" && !flagSet(fs, "steps") {
+		r.Steps = 0 // the preset's step count, unless --steps was given
+	}
 	if err := r.Validate(); err != nil {
 		return &UsageError{Msg: oneLine(err.Error())}
 	}
