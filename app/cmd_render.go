@@ -149,7 +149,7 @@ func runJob(ctx context.Context, hist *History, rd *Renderer, r Request, rep *re
 	rep.finish(id, ev, r.Output)
 	switch ev.Status {
 	case StatusDone:
-		return nil
+		return rep.writeErr()
 	case StatusCanceled:
 		return engine.ErrCanceled
 	}
@@ -212,6 +212,22 @@ type reporter struct {
 	enc    *json.Encoder
 	last   time.Time
 	lastPh engine.Phase
+	// werr is the first failure to write a JSON event: a tool reading the
+	// stream must learn that it missed events, so the command reports it.
+	werr error
+}
+
+func (rp *reporter) encode(v any) {
+	if err := rp.enc.Encode(v); err != nil && rp.werr == nil {
+		rp.werr = fmt.Errorf("writing progress: %w", err)
+	}
+}
+
+// writeErr is the first progress write failure, if any.
+func (rp *reporter) writeErr() error {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return rp.werr
 }
 
 func newReporter(mode string, stdout, stderr io.Writer) *reporter {
@@ -249,7 +265,7 @@ func (rp *reporter) event(id string, ev engine.Event) {
 	}
 	switch rp.mode {
 	case "json":
-		_ = rp.enc.Encode(jsonEvent{Job: id, Kind: kind, Phase: string(ev.Phase), Step: ev.Step, Total: ev.Total,
+		rp.encode(jsonEvent{Job: id, Kind: kind, Phase: string(ev.Phase), Step: ev.Step, Total: ev.Total,
 			ElapsedMS: ev.Elapsed.Milliseconds(), ETAMS: ev.ETA.Milliseconds(), Message: ev.Message,
 			Preview: ev.Preview != nil, Stats: ev.Stats})
 	case "human":
@@ -305,7 +321,7 @@ func (rp *reporter) finish(id string, ev JobEvent, output string) {
 		if ev.Err != nil {
 			je.Error = ev.Err.Error()
 		}
-		_ = rp.enc.Encode(je)
+		rp.encode(je)
 	case "human":
 		if ev.Status == StatusDone {
 			fmt.Fprintf(rp.out, "wrote %s\n", output)
