@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"h3studio/engine/ggml"
+)
+
+func init() {
+	register(Command{
+		Name:    "bench",
+		Summary: "measure this machine's matmul and attention throughput on the engine's backend (Metal on a Mac)",
+		Run:     runBench,
+	})
+}
+
+// benchResult is one line of `h3studio bench`.
+type benchResult struct {
+	Name    string  `json:"name"`
+	GFLOPS  float64 `json:"gflops"`
+	Seconds float64 `json:"seconds"`
+}
+
+// runBench times the two kernels a generation spends its time in, on the
+// same backend renders use, so a user can compare machines (and the
+// planner's throughput profile) without the source tree: `make bench` needs
+// the repository and references; this needs only the binary.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	size := fs.Int("size", 2048, "matmul size N for N x N x N products")
+	tokens := fs.Int("tokens", 4096, "attention sequence length (8 heads of 128)")
+	cpu := fs.Bool("cpu", false, "measure the CPU backend even where a GPU exists")
+	asJSON := fs.Bool("json", false, "print one JSON object per measurement")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {
+		return &UsageError{Msg: "--size must be 64..16384 and --tokens 64..65535"}
+	}
+	dev := ggml.DeviceAuto
+	if *cpu {
+		dev = ggml.DeviceCPU
+	}
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: dev})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	caps := b.Caps()
+	if !*asJSON {
+		fmt.Fprintf(stdout, "backend %s (%s)\n", caps.Name, caps.Description)
+	}
+	emit := func(r benchResult) error {
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(r)
+		}
+		_, err := fmt.Fprintf(stdout, "%-36s %9.1f GFLOP/s  %7.3f s\n", r.Name, r.GFLOPS, r.Seconds)
+		return err
+	}
+	n := *size
+	for _, dt := range []ggml.DType{ggml.F32, ggml.BF16, ggml.Q8_0} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		gf, err := ggml.MatMulGFLOPS(b, dt, n, n, n, 3)
+		if err != nil {
+			return err
+		}
+		secs := 2 * float64(n) * float64(n) * float64(n) / (gf * 1e9)
+		if err := emit(benchResult{Name: fmt.Sprintf("matmul %d^3, %s weights", n, dt), GFLOPS: gf, Seconds: secs}); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	gf, d, err := ggml.AttentionGFLOPS(b, *tokens, 8, 128, 1)
+	if err != nil {
+		return err
+	}
+	return emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", *tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()})
+}
