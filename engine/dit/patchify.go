@@ -9,21 +9,11 @@ func PatchifyVideo(lat []float32, c, t, h, w int) ([]float32, error) {
 	if err := checkVideo(len(lat), c, t, h, w); err != nil {
 		return nil, err
 	}
-	hh, ww := h/2, w/2
 	out := make([]float32, len(lat))
-	i := 0
-	for ti := 0; ti < t; ti++ {
-		for y := 0; y < hh; y++ {
-			for x := 0; x < ww; x++ {
-				for ci := 0; ci < c; ci++ {
-					base := ((ci*t+ti)*h+2*y)*w + 2*x
-					out[i], out[i+1] = lat[base], lat[base+1]
-					out[i+2], out[i+3] = lat[base+w], lat[base+w+1]
-					i += 4
-				}
-			}
-		}
-	}
+	videoPatches(c, t, h, w, func(row, lat0 int) {
+		out[row], out[row+1] = lat[lat0], lat[lat0+1]
+		out[row+2], out[row+3] = lat[lat0+w], lat[lat0+w+1]
+	})
 	return out, nil
 }
 
@@ -32,22 +22,29 @@ func UnpatchifyVideo(rows []float32, c, t, h, w int) ([]float32, error) {
 	if err := checkVideo(len(rows), c, t, h, w); err != nil {
 		return nil, err
 	}
-	hh, ww := h/2, w/2
 	out := make([]float32, len(rows))
-	i := 0
+	videoPatches(c, t, h, w, func(row, lat0 int) {
+		out[lat0], out[lat0+1] = rows[row], rows[row+1]
+		out[lat0+w], out[lat0+w+1] = rows[row+2], rows[row+3]
+	})
+	return out, nil
+}
+
+// videoPatches walks the 2x2 patches of a [c, t, h, w] latent in row
+// order, giving for each the offset of its 4 values in the rows and of its
+// top-left value in the latent; both directions share this one mapping.
+func videoPatches(c, t, h, w int, visit func(row, lat0 int)) {
+	row := 0
 	for ti := 0; ti < t; ti++ {
-		for y := 0; y < hh; y++ {
-			for x := 0; x < ww; x++ {
+		for y := 0; y < h/2; y++ {
+			for x := 0; x < w/2; x++ {
 				for ci := 0; ci < c; ci++ {
-					base := ((ci*t+ti)*h+2*y)*w + 2*x
-					out[base], out[base+1] = rows[i], rows[i+1]
-					out[base+w], out[base+w+1] = rows[i+2], rows[i+3]
-					i += 4
+					visit(row, ((ci*t+ti)*h+2*y)*w+2*x)
+					row += 4
 				}
 			}
 		}
 	}
-	return out, nil
 }
 
 func checkVideo(n, c, t, h, w int) error {
