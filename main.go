@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"h3studio/app"
 	"h3studio/ui"
@@ -18,6 +19,13 @@ import (
 func main() {
 	// Settings from the environment are read here and nowhere else.
 	app.SetMediaTools(os.Getenv("H3_FFMPEG"), os.Getenv("H3_FFPROBE"))
+	// GPU backend libraries (`make cuda`) are registered before anything
+	// opens a backend; H3_GGML_BACKEND names them when not beside the binary.
+	exeDir := ""
+	if exe, err := os.Executable(); err == nil {
+		exeDir = filepath.Dir(exe)
+	}
+	app.LoadGPUBackends(os.Getenv("H3_GGML_BACKEND"), exeDir, os.Stderr)
 	if len(os.Args) < 2 || os.Args[1] == "gui" {
 		os.Exit(runGUI(os.Args[min(len(os.Args), 2):]))
 	}

@@ -79,7 +79,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // makePlan resolves the machine and model, reads reference headers and
 // plans the request.
 func makePlan(ctx context.Context, r Request, memGB float64, opt plan.Options) (*plan.Plan, error) {
-	mc, err := plan.LookupMachine(r.Machine)
+	mc, err := LookupMachine(r.Machine)
 	if err != nil {
 		return nil, err
 	}

@@ -196,7 +196,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if err != nil {
 		return nil, &RequestError{err}
 	}
-	mc, err := plan.LookupMachine(r.Machine)
+	mc, err := LookupMachine(r.Machine)
 	if err != nil {
 		return nil, &RequestError{err}
 	}

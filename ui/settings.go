@@ -15,7 +15,6 @@ import (
 	"github.com/ncruces/zenity"
 
 	"h3studio/app"
-	"h3studio/engine/plan"
 )
 
 // Preference keys.
@@ -89,7 +88,7 @@ func (s *Studio) ShowSettings() {
 	out.SetText(s.cfg.OutputDir)
 	mem := widget.NewEntry()
 	mem.SetPlaceHolder("empty: this Mac's budget")
-	if mc, err := plan.LookupMachine(s.cfg.Machine); err == nil {
+	if mc, err := app.LookupMachine(s.cfg.Machine); err == nil {
 		mem.SetPlaceHolder(fmt.Sprintf("empty: this Mac's budget, %.1f GB", float64(mc.Budget())/(1<<30)))
 	}
 	if s.memoryGB > 0 {

@@ -13,14 +13,16 @@ import (
 var ErrNoCgo = errors.New("ggml: built without cgo; rebuild with CGO_ENABLED=1 and a C compiler")
 
 // ErrNoDevice is returned by NewBackend when DeviceGPU is requested and no
-// GPU device is registered (any machine other than a Mac with Metal).
-var ErrNoDevice = errors.New("ggml: no GPU device registered (Metal needs macOS on Apple silicon)")
+// GPU device is registered: Metal is built in on Apple silicon; elsewhere a
+// GPU backend library must be registered first (LoadBackend).
+var ErrNoDevice = errors.New("ggml: no GPU device registered (Metal needs macOS on Apple silicon; CUDA needs " + CUDALibrary + " loaded)")
 
 // Device selects where graphs run.
 type Device int
 
 const (
-	// DeviceAuto uses the GPU (Metal) when one is registered, else the CPU.
+	// DeviceAuto uses the GPU (Metal, or CUDA once LoadBackend registered
+	// it) when one is registered, else the CPU.
 	DeviceAuto Device = iota
 	// DeviceCPU runs everything on ggml's CPU backend.
 	DeviceCPU
@@ -140,7 +142,8 @@ func (b *Backend) SetThreads(n int) {
 // KVType is the K/V dtype attention should use on this backend. The CPU
 // flash-attention kernel accumulates in fp16 when V is f16 (error grows with
 // the KV length), so the CPU gets bf16; Metal accumulates f16 K/V in float
-// but bf16 K/V in half, so the GPU gets f16.
+// but bf16 K/V in half, and CUDA's flash-attention kernels take no bf16 K/V
+// at all (the op would fall back to the CPU), so a GPU gets f16.
 func (b *Backend) KVType() DType {
 	if b.gpu != nil {
 		return F16

@@ -137,3 +137,15 @@ func cF16ToF32(src []uint16, dst []float32) {
 func cF32ToF16(src []float32, dst []uint16) {
 	C.ggml_fp32_to_fp16_row((*C.float)(&src[0]), (*C.ggml_fp16_t)(&dst[0]), C.int64_t(len(src)))
 }
+
+// cBackendLoad dlopens a backend library and registers its devices; ok is
+// false when ggml could not load it (ggml logs why).
+func cBackendLoad(path string) (name string, devices int, ok bool) {
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	reg := C.ggml_backend_load(cs)
+	if reg == nil {
+		return "", 0, false
+	}
+	return C.GoString(C.ggml_backend_reg_name(reg)), int(C.ggml_backend_reg_dev_count(reg)), true
+}

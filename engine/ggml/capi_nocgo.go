@@ -181,6 +181,10 @@ func cDevProps(d unsafe.Pointer) devProps {
 	panic(ErrNoCgo)
 }
 
+func cBackendLoad(path string) (name string, devices int, ok bool) {
+	panic(ErrNoCgo)
+}
+
 func cDevInit(d unsafe.Pointer) unsafe.Pointer {
 	panic(ErrNoCgo)
 }

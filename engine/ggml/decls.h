@@ -27,12 +27,14 @@ struct ggml_backend_buffer_type;
 struct ggml_backend;
 struct ggml_backend_device;
 struct ggml_backend_sched;
+struct ggml_backend_reg;
 
 typedef struct ggml_backend_buffer_type * ggml_backend_buffer_type_t;
 typedef struct ggml_backend_buffer * ggml_backend_buffer_t;
 typedef struct ggml_backend * ggml_backend_t;
 typedef struct ggml_backend_device * ggml_backend_dev_t;
 typedef struct ggml_backend_sched * ggml_backend_sched_t;
+typedef struct ggml_backend_reg * ggml_backend_reg_t;
 typedef uint16_t ggml_fp16_t;
 typedef void (*ggml_to_float_t)(const void * x, float * y, int64_t k);
 typedef void (*ggml_from_float_t)(const float * x, void * y, int64_t k);
@@ -217,6 +219,9 @@ bool ggml_backend_dev_supports_op(ggml_backend_dev_t device, const struct ggml_t
 size_t ggml_backend_dev_count(void);
 ggml_backend_dev_t ggml_backend_dev_get(size_t index);
 ggml_backend_dev_t ggml_backend_dev_by_type(unsigned int type);
+ggml_backend_reg_t ggml_backend_load(const char * path);
+const char * ggml_backend_reg_name(ggml_backend_reg_t reg);
+size_t ggml_backend_reg_dev_count(ggml_backend_reg_t reg);
 ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_backend_buffer_type_t * bufts, int n_backends,
 	size_t graph_size, bool parallel, bool op_offload);
 void ggml_backend_sched_free(ggml_backend_sched_t sched);
