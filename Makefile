@@ -15,12 +15,16 @@ export CGO_CXXFLAGS := -O3 -march=x86-64-v3
 endif
 
 BIN       := bin/h3studio
-GGML_INC   = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/backend/ggml/ggml/include
+GGML_DIR   = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/backend/ggml/ggml
+GGML_INC   = $(GGML_DIR)/include
+# CMake's CUDA architecture list for make cuda: native is the GPUs of the
+# machine building; 90-real builds for H100/H200 alone (fastest to compile).
+CUDA_ARCHITECTURES ?= native
 # Packages that build without cgo: everything but Fyne (main, ui and the
 # screenshot tool that drives the real window).
 NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
-.PHONY: all build run test test-long bench vet abi-check ci deps mac-test mac-bench screenshots clean
+.PHONY: all build cuda run test test-long bench vet abi-check ci deps mac-test mac-bench screenshots clean
 
 all: build
 
@@ -29,6 +33,12 @@ deps:
 
 build: deps
 	$(GO) build -o $(BIN) .
+
+# Linux with an NVIDIA GPU (nvcc, CMake): ggml's CUDA backend from the
+# pinned ggml sources as bin/libggml-cuda.so (+ libggml-base), which the
+# binary loads at run time; without it the binary runs on the CPU.
+cuda: build
+	tools/cuda/build.sh $(GGML_DIR) bin "$(CUDA_ARCHITECTURES)"
 
 run: build
 	@tools/run-app.sh $(BIN)
@@ -66,4 +76,4 @@ screenshots: deps
 	@tools/screenshots/run.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin build
