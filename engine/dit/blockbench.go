@@ -1,110 +1,91 @@
 package dit
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
 
-// BlockBench is one DiT block at any config with random weights in a
-// given storage type: the real-scale shape, memory and throughput check
-// (make bench, the long tests) that needs no 66 GB checkpoint.
+// BlockBench is a stack of DiT blocks at any config with seeded synthetic
+// weights in a given storage type: the real-scale shape, memory and
+// throughput check (make bench, h3studio bench --dit, the long tests) that
+// needs no 66 GB checkpoint. Its weights are generated where they live
+// (ggml.WeightSet.FillSeeded), so 50 release blocks (38 GB in bf16) cost
+// no host memory, disk or upload.
 type BlockBench struct {
-	Cfg  *Config
-	b    *ggml.Backend
-	ws   *ggml.WeightSet
-	core Core
-	rng  *rand.Rand
+	Cfg   *Config
+	b     *ggml.Backend
+	ws    *ggml.WeightSet
+	cores []Core
+	rng   *rand.Rand
 }
 
-// NewBlockBench uploads one block's core weights, random with the
-// reference init's scale (1/√fan_in), stored as dt (F32, BF16, F16, Q8_0 or Q4_K).
-func NewBlockBench(b *ggml.Backend, cfg *Config, dt ggml.DType, seed uint64) (*BlockBench, error) {
-	bb := &BlockBench{Cfg: cfg, b: b, rng: rand.New(rand.NewPCG(seed, 7))}
-	ns := weights.Fields("", &bb.core)
-	bb.ws = b.NewWeightSet(len(ns))
+// NewBlockBench places blocks blocks' core weights stored as dt (F32, BF16,
+// F16, Q8_0 or Q4_K; norm gains stay F32), uniform with the reference
+// init's scale (1/√fan_in; gains 1 ± 0.2), seeded by seed.
+func NewBlockBench(b *ggml.Backend, cfg *Config, dt ggml.DType, blocks int, seed uint64) (*BlockBench, error) {
+	if blocks < 1 {
+		return nil, fmt.Errorf("dit: block bench of %d blocks", blocks)
+	}
+	bb := &BlockBench{Cfg: cfg, b: b, cores: make([]Core, blocks), rng: rand.New(rand.NewPCG(seed, 7))}
+	ns := weights.Fields("", &bb.cores[0])
+	bb.ws = b.NewWeightSet(blocks * len(ns))
 	shapes := map[string][]int64{}
 	for n, s := range cfg.ExpectedShapes() {
 		if len(n) > 9 && n[:9] == "blocks.0." {
 			shapes[n[9:]] = s
 		}
 	}
-	var ts []*ggml.Tensor
-	for _, n := range ns {
-		s := shapes[n]
-		t := dt
-		if len(s) == 1 {
-			t = ggml.F32
+	for i := range bb.cores {
+		for _, n := range ns {
+			s := shapes[n]
+			t := dt
+			if len(s) == 1 {
+				t = ggml.F32
+			}
+			shape := make([]int, len(s))
+			for j, d := range s {
+				shape[len(s)-1-j] = int(d)
+			}
+			bb.ws.Add(fmt.Sprintf("blocks.%d.%s", i, n), t, shape...)
 		}
-		shape := make([]int, len(s))
-		for i, d := range s {
-			shape[len(s)-1-i] = int(d)
-		}
-		ts = append(ts, bb.ws.Add(n, t, shape...))
 	}
 	if err := bb.ws.Alloc(); err != nil {
 		bb.ws.Free()
 		return nil, err
 	}
-	for _, t := range ts {
-		in := t.Ne(0)
-		scale := float32(1 / math.Sqrt(float64(in)))
+	err := bb.ws.FillSeeded(seed, func(t *ggml.Tensor) ggml.Init {
 		if t.Ne(1) == 1 {
-			scale = 0.2 // norm gains 1 ± 0.2
+			return ggml.Init{Mean: 1, Std: 0.2}
 		}
-		bb.fill(t, scale, t.Ne(1) == 1)
+		return ggml.Init{Std: float32(1 / math.Sqrt(float64(t.Ne(0))))}
+	})
+	for i := range bb.cores {
+		err = errors.Join(err, weights.Bind(bb.ws, fmt.Sprintf("blocks.%d.", i), &bb.cores[i]))
 	}
-	if err := weights.Bind(bb.ws, "", &bb.core); err != nil {
-		return nil, err
+	if err != nil {
+		bb.ws.Free()
+		return nil, fmt.Errorf("dit: block bench: %w", err)
 	}
 	return bb, nil
 }
 
-// fill writes uniform values of the given standard deviation, row by row
-// so that no full-size float32 copy of a 150M-parameter matrix is made.
-func (bb *BlockBench) fill(t *ggml.Tensor, std float32, gain bool) {
-	n, rows := t.Ne(0), t.Elements()/t.Ne(0)
-	a := std * float32(math.Sqrt(3))
-	row := make([]float32, n)
-	raw := make([]byte, 0, t.NBytes())
-	for r := 0; r < rows; r++ {
-		for i := range row {
-			row[i] = a * (2*bb.rng.Float32() - 1)
-			if gain {
-				row[i]++
-			}
-		}
-		switch t.DType() {
-		case ggml.F32:
-			for _, v := range row {
-				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
-			}
-		case ggml.BF16, ggml.F16:
-			conv := ggml.F32ToBF16
-			if t.DType() == ggml.F16 {
-				conv = ggml.F32ToF16
-			}
-			for _, h := range conv(row) {
-				raw = binary.LittleEndian.AppendUint16(raw, h)
-			}
-		default:
-			raw = append(raw, ggml.Quantize(t.DType(), row, n)...)
-		}
-	}
-	t.SetRaw(raw)
-}
+// Blocks is the number of blocks a Run goes through.
+func (bb *BlockBench) Blocks() int { return len(bb.cores) }
 
-// Bytes is the block's weight memory.
+// Bytes is the stack's weight memory.
 func (bb *BlockBench) Bytes() int { return bb.ws.Size() }
 
 // Close frees the weights.
 func (bb *BlockBench) Close() { bb.ws.Free() }
 
-// Flops is the multiply-add count ×2 of one block forward over rows.
+// Flops is the multiply-add count ×2 of one block's forward over rows (the
+// anchor's count: AdaLN precomputed, elementwise work not counted).
 func (bb *BlockBench) Flops(rows int) float64 {
 	c := bb.Cfg
 	h, in, f := float64(c.Hidden), float64(c.Inner()), float64(c.FFN)
@@ -112,16 +93,65 @@ func (bb *BlockBench) Flops(rows int) float64 {
 	return linear + 4*float64(rows)*float64(rows)*in
 }
 
-// Run builds and runs the block over rows random rows with random
+// Run builds and runs the stack over rows random rows with random
 // modulation (two timesteps' worth of table rows) and RoPE positions on a
 // 2-D grid, and returns the output; inspect, when set, sees the graph.
 func (bb *BlockBench) Run(rows int, inspect func(*ggml.Graph)) ([]float32, error) {
-	c := bb.Cfg
-	if rows < 1 {
-		return nil, fmt.Errorf("dit: %d rows", rows)
+	g, y, err := bb.graph(rows)
+	if err != nil {
+		return nil, err
 	}
-	g := bb.b.NewGraph(0)
 	defer g.Free()
+	if inspect != nil {
+		inspect(g)
+	}
+	if err := g.Compute(); err != nil {
+		return nil, err
+	}
+	return y.F32(), nil
+}
+
+// Time runs the stack over rows rows once to warm up, then reps times, and
+// returns the fastest run: one graph compute, including the upload of its
+// inputs (the row activations, modulation and RoPE tables) but not a
+// read-back, as a denoising step would.
+func (bb *BlockBench) Time(rows, reps int) (time.Duration, error) {
+	g, _, err := bb.graph(rows)
+	if err != nil {
+		return 0, err
+	}
+	defer g.Free()
+	best := time.Duration(math.MaxInt64)
+	for i := 0; i <= max(reps, 1); i++ {
+		start := time.Now()
+		if err := g.Compute(); err != nil {
+			return 0, err
+		}
+		if el := time.Since(start); i > 0 {
+			best = min(best, el)
+		}
+	}
+	return best, nil
+}
+
+// graph builds the stack's forward over rows rows.
+func (bb *BlockBench) graph(rows int) (*ggml.Graph, *ggml.Tensor, error) {
+	if rows < 1 {
+		return nil, nil, fmt.Errorf("dit: %d rows", rows)
+	}
+	// About 40 nodes per block; the rest are inputs and the modulation views.
+	g := bb.b.NewGraph(max(ggml.DefaultGraphNodes, 64*len(bb.cores)+64))
+	x, mod, a := bb.inputs(g, rows)
+	for i := range bb.cores {
+		x = bb.cores[i].Forward(g, x, mod, a, func(string, *ggml.Tensor) {})
+	}
+	g.Output(x)
+	return g, x, nil
+}
+
+// inputs makes the random row activations, modulation and RoPE tables.
+func (bb *BlockBench) inputs(g *ggml.Graph, rows int) (*ggml.Tensor, Modulation, attnCtx) {
+	c := bb.Cfg
 	h, pairs, half := c.Hidden, 4, 3*c.RopeFreqs
 	rnd := func(n int, a, off float32) []float32 {
 		v := make([]float32, n)
@@ -162,13 +192,16 @@ func (bb *BlockBench) Run(rows int, inspect func(*ggml.Graph)) ([]float32, error
 	cos, sin := g.Input("cos", ggml.F32, half, 1, rows), g.Input("sin", ggml.F32, half, 1, rows)
 	cos.SetF32(cs)
 	sin.SetF32(sn)
-	y := bb.core.Forward(g, x, mod, attnCtx{cfg: c, layout: qkvInterleaved, cos: cos, sin: sin, name: "bench"}, func(string, *ggml.Tensor) {})
-	g.Output(y)
-	if inspect != nil {
-		inspect(g)
+	return x, mod, attnCtx{cfg: c, layout: qkvInterleaved, cos: cos, sin: sin, name: "bench"}
+}
+
+// Memory is the compute buffers a Run over rows rows needs (ggml's plan,
+// weights not included).
+func (bb *BlockBench) Memory(rows int) (ggml.Memory, error) {
+	g, _, err := bb.graph(rows)
+	if err != nil {
+		return ggml.Memory{}, err
 	}
-	if err := g.Compute(); err != nil {
-		return nil, err
-	}
-	return y.F32(), nil
+	defer g.Free()
+	return g.Measure()
 }

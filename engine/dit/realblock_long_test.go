@@ -10,23 +10,15 @@ import (
 	"h3studio/engine/ggml"
 )
 
-// releaseConfig is MiniMaxAI/MiniMax-H3 transformer/config.json (H3-FACTS §1).
-const releaseConfig = `{"_class_name": "MiniMaxH3DiTModel", "hidden_size": 5376, "num_layers": 50,
- "token_refiner_num_layers": 2, "num_attention_heads": 56, "attention_head_dim": 128,
- "ffn_hidden_size": 14336, "latents_dim": 24, "audio_latents_dim": 32, "patch_size": [1, 2, 2],
- "text_dim": 5120, "timestep_input_dim": 256, "time_embed_hidden_size": 5376, "time_embed_dim": 2688,
- "rope_inv_freq_len": 16, "norm_eps": 1e-5, "qk_norm_eps": 1e-5, "final_norm_eps": 1e-5,
- "adaln_out_features": 96768, "final_adaln_out_features": 10752}`
-
 // One release-size block (bf16, 385.35 M parameters) over a few hundred
 // rows on the CPU: shapes, memory, finiteness and the Metal audit.
 func TestReleaseBlock(t *testing.T) {
-	cfg, err := ParseConfig([]byte(releaseConfig))
+	cfg, err := ReleaseConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := cpuBackend(t)
-	bb, err := NewBlockBench(b, cfg, ggml.BF16, 1)
+	bb, err := NewBlockBench(b, cfg, ggml.BF16, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

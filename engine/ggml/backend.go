@@ -182,3 +182,13 @@ func (b *Backend) primary() (be, dev unsafe.Pointer) {
 	}
 	return b.cpu, b.cpuDev
 }
+
+// DeviceMemory is the primary device's free and total memory now (Caps
+// holds the values at NewBackend). On CUDA, ggml's memory pool keeps what a
+// graph allocated, so total - free after a compute is close to the
+// process's high-water mark on the device.
+func (b *Backend) DeviceMemory() (free, total uint64) {
+	_, dev := b.primary()
+	p := cDevProps(dev)
+	return p.memFree, p.memTotal
+}

@@ -29,6 +29,8 @@ func (g *Graph) View(a *Tensor, offset int, shape []int, strides []int) *Tensor 
 		case i < dims && strides != nil:
 			g.need(op, len(strides) == dims-1, "got %d strides for %d axes (want %d)", len(strides), dims, dims-1)
 			nb[i] = int64(strides[i-1])
+		case i == 1: // a row of a block type is ne0/blocksize blocks, not ne0 of them
+			nb[i] = int64(a.dt.RowBytes(int(ne[0])))
 		default:
 			nb[i] = nb[i-1] * ne[i-1]
 		}

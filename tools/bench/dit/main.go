@@ -19,12 +19,6 @@ import (
 	"h3studio/engine/weights"
 )
 
-const releaseConfig = `{"hidden_size": 5376, "num_layers": 50, "token_refiner_num_layers": 2,
- "num_attention_heads": 56, "attention_head_dim": 128, "ffn_hidden_size": 14336, "latents_dim": 24,
- "audio_latents_dim": 32, "patch_size": [1, 2, 2], "text_dim": 5120, "timestep_input_dim": 256,
- "time_embed_hidden_size": 5376, "time_embed_dim": 2688, "rope_inv_freq_len": 16, "norm_eps": 1e-5,
- "qk_norm_eps": 1e-5, "final_norm_eps": 1e-5, "adaln_out_features": 96768, "final_adaln_out_features": 10752}`
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "dit-bench:", err)
@@ -105,7 +99,7 @@ func tiny(be *ggml.Backend) error {
 
 // release times one release-size bf16 block against the matmul ceiling.
 func release(be *ggml.Backend, rows int) error {
-	cfg, err := dit.ParseConfig([]byte(releaseConfig))
+	cfg, err := dit.ReleaseConfig()
 	if err != nil {
 		return err
 	}
@@ -114,7 +108,7 @@ func release(be *ggml.Backend, rows int) error {
 		return err
 	}
 	fmt.Printf("%-44s %8.1f GFLOP/s  1.00x\n", fmt.Sprintf("bf16 mul_mat %dx%dx%d (ceiling)", 2*cfg.FFN, rows, cfg.Hidden), ceil)
-	bb, err := dit.NewBlockBench(be, cfg, ggml.BF16, 1)
+	bb, err := dit.NewBlockBench(be, cfg, ggml.BF16, 1, 1)
 	if err != nil {
 		return err
 	}
