@@ -13,7 +13,7 @@ import (
 func init() {
 	register(Command{
 		Name:    "bench",
-		Summary: "measure this machine's matmul and attention throughput on the engine's backend (Metal on a Mac)",
+		Summary: "measure this machine's matmul, attention and release-size DiT throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
 		Run:     runBench,
 	})
 }
@@ -23,6 +23,14 @@ type benchResult struct {
 	Name    string  `json:"name"`
 	GFLOPS  float64 `json:"gflops"`
 	Seconds float64 `json:"seconds"`
+	// The DiT forward's (--dit) geometry and memory: weight buffers, ggml's
+	// compute buffers, and the device memory in use after the run.
+	Rows            int    `json:"rows,omitempty"`
+	Blocks          int    `json:"blocks,omitempty"`
+	DType           string `json:"dtype,omitempty"`
+	WeightBytes     int64  `json:"weight_bytes,omitempty"`
+	ComputeBytes    int64  `json:"compute_bytes,omitempty"`
+	DeviceUsedBytes int64  `json:"device_used_bytes,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
@@ -35,8 +43,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokens := fs.Int("tokens", 4096, "attention sequence length (8 heads of 128)")
 	cpu := fs.Bool("cpu", false, "measure the CPU backend even where a GPU exists")
 	asJSON := fs.Bool("json", false, "print one JSON object per measurement")
+	ditGeoms := fs.String("dit", "", "also time the release DiT's block stack (seeded synthetic weights) at these T2VA geometries, e.g. 512x512x22,864x480x56")
+	ditTypes := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
+	ditBlocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	var db *ditBench
+	if *ditGeoms != "" {
+		var err error
+		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
+			return err
+		}
 	}
 	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {
 		return &UsageError{Msg: "--size must be 64..16384 and --tokens 64..65535"}
@@ -58,7 +76,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(r)
 		}
-		_, err := fmt.Fprintf(stdout, "%-36s %9.1f GFLOP/s  %7.3f s\n", r.Name, r.GFLOPS, r.Seconds)
+		if _, err := fmt.Fprintf(stdout, "%-36s %9.1f GFLOP/s  %7.3f s", r.Name, r.GFLOPS, r.Seconds); err != nil {
+			return err
+		}
+		if r.Rows > 0 {
+			if _, err := fmt.Fprintf(stdout, "  %d rows, weights %s, compute %s", r.Rows,
+				gbText(r.WeightBytes), gbText(r.ComputeBytes)); err != nil {
+				return err
+			}
+		}
+		if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
+			if _, err := fmt.Fprintf(stdout, ", device in use %s", gbText(r.DeviceUsedBytes)); err != nil {
+				return err
+			}
+		}
+		_, err := fmt.Fprintln(stdout)
 		return err
 	}
 	n := *size
@@ -82,5 +114,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", *tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()})
+	if err := emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", *tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()}); err != nil {
+		return err
+	}
+	if db == nil {
+		return nil
+	}
+	return db.run(ctx, b, emit)
 }

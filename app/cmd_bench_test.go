@@ -29,4 +29,11 @@ func TestBenchCommand(t *testing.T) {
 	if code, _, errs := runCmd(t, "bench", "--size", "7"); code != 2 || !strings.Contains(errs, "--size") {
 		t.Errorf("bad size: exit %d, %q", code, errs)
 	}
+	for _, bad := range [][]string{
+		{"--dit", "512x512"}, {"--dit", "512x512x22", "--dit-weights", "f8"}, {"--dit", "500x512x22", "--cpu"},
+	} {
+		if code, _, errs := runCmd(t, append([]string{"bench", "--size", "64", "--tokens", "64"}, bad...)...); code != 2 || !strings.Contains(errs, "--dit") {
+			t.Errorf("bench %v: exit %d, %q; want a usage error naming --dit", bad, code, errs)
+		}
+	}
 }

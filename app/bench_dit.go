@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"h3studio/engine/dit"
+	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
+)
+
+// ditBenchPromptTokens is the prompt length the DiT bench lays out: a
+// typical prompt, and the length that reproduces the PyTorch anchor's row
+// counts (1,966 rows at 512x512x22, 7,171 at 864x480x56).
+const ditBenchPromptTokens = 100
+
+// ditBenchReps is how many timed forwards a geometry gets after its
+// warm-up; geometries above ditBenchLongRows get one (a forward there takes
+// seconds, and the spread between runs is under a percent).
+const (
+	ditBenchReps     = 3
+	ditBenchLongRows = 16384
+)
+
+// ditBench is the --dit part of `h3studio bench`: the release DiT's block
+// stack with seeded synthetic weights generated on the device, timed at
+// T2VA geometries.
+type ditBench struct {
+	geoms  []layout.Spec
+	dtypes []ggml.DType
+	blocks int // 0: the release's 50
+}
+
+// parseDiTBench reads --dit ("512x512x22,864x480x56") and --dit-weights
+// ("bf16,q8_0").
+func parseDiTBench(geoms, dtypes string, blocks int) (*ditBench, error) {
+	db := &ditBench{blocks: blocks}
+	for _, g := range strings.Split(geoms, ",") {
+		f := strings.Split(strings.TrimSpace(g), "x")
+		if len(f) != 3 {
+			return nil, &UsageError{Msg: fmt.Sprintf("--dit: %q is not WIDTHxHEIGHTxFRAMES", g)}
+		}
+		var v [3]int
+		for i, s := range f {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return nil, &UsageError{Msg: fmt.Sprintf("--dit: %q is not WIDTHxHEIGHTxFRAMES", g)}
+			}
+			v[i] = n
+		}
+		db.geoms = append(db.geoms, layout.Spec{Canvas: layout.Canvas{Width: v[0], Height: v[1]}, Frames: v[2],
+			PromptTokens: ditBenchPromptTokens})
+	}
+	for _, s := range strings.Split(dtypes, ",") {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "bf16":
+			db.dtypes = append(db.dtypes, ggml.BF16)
+		case "f16":
+			db.dtypes = append(db.dtypes, ggml.F16)
+		case "q8_0":
+			db.dtypes = append(db.dtypes, ggml.Q8_0)
+		case "q4_k":
+			db.dtypes = append(db.dtypes, ggml.Q4_K)
+		default:
+			return nil, &UsageError{Msg: fmt.Sprintf("--dit-weights: %q is not bf16, f16, q8_0 or q4_k", s)}
+		}
+	}
+	if blocks < 0 {
+		return nil, &UsageError{Msg: "--dit-blocks must not be negative"}
+	}
+	return db, nil
+}
+
+// run times every geometry for every weight type, one stack per type
+// (placed, measured, freed before the next, so the device holds one).
+func (db *ditBench) run(ctx context.Context, b *ggml.Backend, emit func(benchResult) error) error {
+	cfg, err := dit.ReleaseConfig()
+	if err != nil {
+		return err
+	}
+	blocks := db.blocks
+	if blocks == 0 {
+		blocks = cfg.Layers
+	}
+	rows := make([]int, len(db.geoms))
+	for i, s := range db.geoms {
+		l, err := layout.Build(s)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--dit %dx%dx%d: %v", s.Canvas.Width, s.Canvas.Height, s.Frames, err)}
+		}
+		for _, seg := range l.Segments {
+			rows[i] += seg.Rows
+		}
+	}
+	for _, dt := range db.dtypes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := db.runType(ctx, b, cfg, dt, blocks, rows, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Config, dt ggml.DType, blocks int,
+	rows []int, emit func(benchResult) error) error {
+	bb, err := dit.NewBlockBench(b, cfg, dt, blocks, 1)
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+	for i, s := range db.geoms {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := rows[i]
+		mem, err := bb.Memory(n)
+		if err != nil {
+			return err
+		}
+		reps := ditBenchReps
+		if n > ditBenchLongRows {
+			reps = 1
+		}
+		d, err := bb.Time(n, reps)
+		if err != nil {
+			return err
+		}
+		free, total := b.DeviceMemory()
+		flops := float64(blocks) * bb.Flops(n)
+		r := benchResult{
+			Name:   fmt.Sprintf("dit %d blocks %dx%dx%d, %s weights", blocks, s.Canvas.Width, s.Canvas.Height, s.Frames, dt),
+			GFLOPS: flops / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: blocks, DType: dt.String(),
+			WeightBytes: int64(bb.Bytes()), ComputeBytes: int64(mem.Device), DeviceUsedBytes: int64(total - free),
+		}
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
