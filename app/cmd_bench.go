@@ -21,6 +21,7 @@ func init() {
 // benchResult is one line of `h3studio bench`.
 type benchResult struct {
 	Name    string  `json:"name"`
+	Backend string  `json:"backend"` // ggml device name: "CPU", "Metal", "CUDA0"
 	GFLOPS  float64 `json:"gflops"`
 	Seconds float64 `json:"seconds"`
 	// The DiT forward's (--dit) geometry and memory: weight buffers, ggml's
@@ -73,6 +74,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "backend %s (%s)\n", caps.Name, caps.Description)
 	}
 	emit := func(r benchResult) error {
+		r.Backend = caps.Name
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(r)
 		}

@@ -22,6 +22,9 @@ func TestBenchCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
+		if r.Backend != "CPU" {
+			t.Errorf("%s: ran on %q with --cpu", r.Name, r.Backend)
+		}
 		if r.GFLOPS <= 0 || r.Seconds <= 0 {
 			t.Errorf("%s: %v GFLOP/s in %v s", r.Name, r.GFLOPS, r.Seconds)
 		}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One call on a Linux machine with an NVIDIA GPU: builds ggml's CUDA backend
+# (unless bin/libggml-cuda.so is already there), times the release DiT's
+# 50-block stack with `h3studio bench --dit` on it, times the same forward
+# in PyTorch (tools/gpu/dit_ref.py) in the same run, and prints the table.
+#
+#   tools/gpu/run.sh [GEOMETRIES]      default 512x512x22,864x480x56,1344x768x124
+#
+# Environment (all optional):
+#   GGML_DIR            the pinned ggml sources (default: from `go list`)
+#   CUDA_ARCHITECTURES  for the build (default native; 90-real for H100/H200)
+#   DIT_WEIGHTS         weight types of the ggml stacks (default bf16,q8_0)
+#   OUT                 where the logs and tables go (default build/gpu)
+# Needs bin/h3studio (make build, or Go to build it), python3 with PyTorch
+# and CUDA, and for the build cmake and nvcc.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+geoms=${1:-512x512x22,864x480x56,1344x768x124}
+out=${OUT:-$root/build/gpu}
+mkdir -p "$out"
+bin=bin/h3studio
+
+if [ ! -x "$bin" ]; then
+    command -v go >/dev/null || { echo "run.sh: no $bin and no Go to build it (make build)" >&2; exit 1; }
+    make build
+fi
+if [ ! -f bin/libggml-cuda.so ]; then
+    ggml=${GGML_DIR:-$(go list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/backend/ggml/ggml}
+    t0=$(date +%s)
+    if ! tools/cuda/build.sh "$ggml" bin "${CUDA_ARCHITECTURES:-native}" >"$out/build.log" 2>&1; then
+        tail -40 "$out/build.log" >&2
+        exit 1
+    fi
+    echo "cuda build: $(($(date +%s) - t0)) s, $(du -h bin/libggml-cuda.so | cut -f1)" | tee -a "$out/build.log"
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+
+# The binary must find the GPU on its own: a CPU fallback here would
+# silently time the CPU.
+"$bin" bench --size 8192 --tokens 16384 --dit "$geoms" --dit-weights "${DIT_WEIGHTS:-bf16,q8_0}" --json \
+    >"$out/ggml.jsonl" 2>"$out/ggml.stderr" || { cat "$out/ggml.stderr" >&2; exit 1; }
+grep -q '"backend":"CUDA' "$out/ggml.jsonl" || { echo "run.sh: bench did not run on CUDA:" >&2; cat "$out/ggml.stderr" >&2; exit 1; }
+
+rows=$(python3 tools/gpu/table.py rows "$out/ggml.jsonl")
+python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.stderr" ||
+    { tail -20 "$out/torch.stderr" >&2; exit 1; }
+python3 tools/gpu/table.py table "$out/ggml.jsonl" "$out/torch.json" | tee "$out/table.md"

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Tables for tools/gpu/run.sh from `h3studio bench --json` lines and
+dit_ref.py's JSON, both measured in the same run on the same GPU.
+
+  table.py rows GGML_JSONL            the DiT row counts, comma-separated
+  table.py table GGML_JSONL TORCH_JSON  markdown tables
+
+A ratio is ggml's seconds over PyTorch's for the same forward (same rows,
+blocks and FLOP count): 1.00x is parity, above it ggml is slower.
+"""
+import json
+import sys
+
+
+def ggml_lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def gb(n):
+    return f"{n / 2**30:.1f}" if n else "-"
+
+
+def rows_cmd(path):
+    seen = []
+    for r in ggml_lines(path):
+        if r.get("rows") and r["rows"] not in seen:
+            seen.append(r["rows"])
+    print(",".join(str(r) for r in seen))
+
+
+def table_cmd(ggml_path, torch_path):
+    g = ggml_lines(ggml_path)
+    with open(torch_path) as f:
+        t = json.load(f)
+    by_rows = {s["rows"]: s for s in t["shapes"]}
+    print(f"GPU: {t['device']}; ggml backend {g[0]['backend']}; PyTorch {t['torch']}; "
+          f"{t['blocks']}-block DiT stack, AdaLN precomputed\n")
+    print("| kernel | ggml | PyTorch |")
+    print("|---|---:|---:|")
+    for r in g:
+        if not r.get("rows") and "bf16" in r["name"] and r["name"].startswith("matmul"):
+            print(f"| {r['name']} (ggml, f32 activations) / 8192^3 bf16 (PyTorch) "
+                  f"| {r['gflops'] / 1000:.0f} TFLOP/s | {t['gemm_bf16_8192_tflops']:.0f} TFLOP/s |")
+        elif not r.get("rows"):
+            print(f"| {r['name']} | {r['gflops'] / 1000:.1f} TFLOP/s | |")
+    print()
+    print("| forward | rows | ggml s | ggml TFLOP/s | PyTorch bf16 s | PyTorch TFLOP/s | ratio | "
+          "weights GB | ggml compute GB | device in use GB | PyTorch peak GB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in g:
+        if not r.get("rows"):
+            continue
+        ref = by_rows.get(r["rows"])
+        rs, rt, ratio, peak = "-", "-", "-", "-"
+        if ref:
+            rs, rt = f"{ref['seconds']:.3f}", f"{ref['tflops']:.0f}"
+            ratio, peak = f"{r['seconds'] / ref['seconds']:.2f}x", gb(ref["peak_bytes"])
+        print(f"| {r['name'].replace('dit ', '')} | {r['rows']:,} | {r['seconds']:.3f} | {r['gflops'] / 1000:.0f} | "
+              f"{rs} | {rt} | {ratio} | {gb(r.get('weight_bytes'))} | {gb(r.get('compute_bytes'))} | "
+              f"{gb(r.get('device_used_bytes'))} | {peak} |")
+    print()
+    print("PyTorch, one block's ops timed alone (ms):\n")
+    print("| rows | block | 4 GEMMs | SDPA | the rest |")
+    print("|---:|---:|---:|---:|---:|")
+    for s in t["shapes"]:
+        b = s["breakdown"]
+        print(f"| {s['rows']:,} | {b['block_s'] * 1e3:.2f} | {b['gemm_s'] * 1e3:.2f} | {b['attention_s'] * 1e3:.2f} | "
+              f"{b['rest_s'] * 1e3:.2f} |")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "rows":
+        rows_cmd(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "table":
+        table_cmd(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
