@@ -141,16 +141,25 @@ func (bb *BlockBench) graph(rows int) (*ggml.Graph, *ggml.Tensor, error) {
 	}
 	// About 40 nodes per block; the rest are inputs and the modulation views.
 	g := bb.b.NewGraph(max(ggml.DefaultGraphNodes, 64*len(bb.cores)+64))
-	x, mod, a := bb.inputs(g, rows)
+	x, tab, idx, a := bb.inputs(g, rows)
+	h, pairs := bb.Cfg.Hidden, tab.Ne(1)
 	for i := range bb.cores {
+		// Each block gathers its own modulation rows, as Model.modulation
+		// does from its block's table: the same ops and the same live
+		// memory as the real forward.
+		var mod Modulation
+		for j := range mod {
+			mod[j] = g.GetRows(g.View(tab, j*pairs*tab.Nb(1), []int{h, pairs}, nil), idx)
+		}
 		x = bb.cores[i].Forward(g, x, mod, a, func(string, *ggml.Tensor) {})
 	}
 	g.Output(x)
 	return g, x, nil
 }
 
-// inputs makes the random row activations, modulation and RoPE tables.
-func (bb *BlockBench) inputs(g *ggml.Graph, rows int) (*ggml.Tensor, Modulation, attnCtx) {
+// inputs makes the random row activations, the modulation table with each
+// row's index into it, and the RoPE tables.
+func (bb *BlockBench) inputs(g *ggml.Graph, rows int) (x, tab, idx *ggml.Tensor, a attnCtx) {
 	c := bb.Cfg
 	h, pairs, half := c.Hidden, 4, 3*c.RopeFreqs
 	rnd := func(n int, a, off float32) []float32 {
@@ -160,20 +169,16 @@ func (bb *BlockBench) inputs(g *ggml.Graph, rows int) (*ggml.Tensor, Modulation,
 		}
 		return v
 	}
-	x := g.Input("x", ggml.F32, h, rows)
+	x = g.Input("x", ggml.F32, h, rows)
 	x.SetF32(rnd(h*rows, 1, 0))
-	tab := g.Input("table", ggml.F32, h, pairs, adaSlots)
+	tab = g.Input("table", ggml.F32, h, pairs, adaSlots)
 	tab.SetF32(rnd(h*pairs*adaSlots, 0.5, 0))
-	idx := g.Input("idx", ggml.I32, rows)
+	idx = g.Input("idx", ggml.I32, rows)
 	iv := make([]int32, rows)
 	for i := range iv {
 		iv[i] = int32(i % pairs)
 	}
 	idx.SetI32(iv)
-	var mod Modulation
-	for j := range mod {
-		mod[j] = g.GetRows(g.View(tab, j*pairs*tab.Nb(1), []int{h, pairs}, nil), idx)
-	}
 	cs, sn := make([]float32, 0, rows*half), make([]float32, 0, rows*half)
 	inv := make([]float64, c.RopeFreqs)
 	for k := range inv {
@@ -192,7 +197,7 @@ func (bb *BlockBench) inputs(g *ggml.Graph, rows int) (*ggml.Tensor, Modulation,
 	cos, sin := g.Input("cos", ggml.F32, half, 1, rows), g.Input("sin", ggml.F32, half, 1, rows)
 	cos.SetF32(cs)
 	sin.SetF32(sn)
-	return x, mod, attnCtx{cfg: c, layout: qkvInterleaved, cos: cos, sin: sin, name: "bench"}
+	return x, tab, idx, attnCtx{cfg: c, layout: qkvInterleaved, cos: cos, sin: sin, name: "bench"}
 }
 
 // Memory is the compute buffers a Run over rows rows needs (ggml's plan,
