@@ -129,16 +129,38 @@ func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Confi
 		if err != nil {
 			return err
 		}
+		splits := b.Splits()
 		free, total := b.DeviceMemory()
+		gemm, attn, err := blockOps(b, cfg, dt, n, reps)
+		if err != nil {
+			return err
+		}
 		flops := float64(blocks) * bb.Flops(n)
 		r := benchResult{
 			Name:   fmt.Sprintf("dit %d blocks %dx%dx%d, %s weights", blocks, s.Canvas.Width, s.Canvas.Height, s.Frames, dt),
 			GFLOPS: flops / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: blocks, DType: dt.String(),
 			WeightBytes: int64(bb.Bytes()), ComputeBytes: int64(mem.Device), DeviceUsedBytes: int64(total - free),
+			Splits: splits, BlockGEMMSeconds: gemm, BlockAttentionSeconds: attn,
 		}
 		if err := emit(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// blockOps times one block's four GEMMs (weights stored as dt) and its
+// attention alone at rows rows, on the same backend: what the forward's
+// time would be made of with no glue, no copies and no graph splits.
+func blockOps(b *ggml.Backend, cfg *dit.Config, dt ggml.DType, rows, reps int) (gemm, attn float64, err error) {
+	h, in, f := cfg.Hidden, cfg.Heads*cfg.HeadDim, cfg.FFN
+	for _, mk := range [][2]int{{3 * in, h}, {h, in}, {2 * f, h}, {h, f}} {
+		gf, err := ggml.MatMulGFLOPS(b, dt, mk[0], rows, mk[1], reps)
+		if err != nil {
+			return 0, 0, err
+		}
+		gemm += 2 * float64(mk[0]) * float64(rows) * float64(mk[1]) / (gf * 1e9)
+	}
+	_, d, err := ggml.AttentionGFLOPS(b, rows, cfg.Heads, cfg.HeadDim, reps)
+	return gemm, d.Seconds(), err
 }

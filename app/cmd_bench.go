@@ -32,6 +32,11 @@ type benchResult struct {
 	WeightBytes     int64  `json:"weight_bytes,omitempty"`
 	ComputeBytes    int64  `json:"compute_bytes,omitempty"`
 	DeviceUsedBytes int64  `json:"device_used_bytes,omitempty"`
+	// Splits is ggml's scheduler splits of the forward (1: no CPU
+	// fallback); the block's GEMMs and attention are timed alone.
+	Splits                int     `json:"splits,omitempty"`
+	BlockGEMMSeconds      float64 `json:"block_gemm_seconds,omitempty"`
+	BlockAttentionSeconds float64 `json:"block_attention_seconds,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the

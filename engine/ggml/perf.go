@@ -1,9 +1,6 @@
 package ggml
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // Timing probes shared by `make bench` (CPU) and `make mac-bench` (Metal).
 
@@ -11,8 +8,7 @@ import (
 // f32 activations [k, n] on b (after one warm-up run) and returns GFLOP/s
 // (2·m·n·k per product) of the best run.
 func MatMulGFLOPS(b *Backend, dt DType, m, n, k, reps int) (float64, error) {
-	r := rand.New(rand.NewPCG(1, 1))
-	ops, err := resident(b, r, operand{"w", dt, []int{k, m}}, operand{"x", F32, []int{k, n}})
+	ops, err := resident(b, 1, operand{"w", dt, []int{k, m}}, operand{"x", F32, []int{k, n}})
 	if err != nil {
 		return 0, err
 	}
@@ -28,10 +24,9 @@ func MatMulGFLOPS(b *Backend, dt DType, m, n, k, reps int) (float64, error) {
 // heads and head dim (K/V in the backend's KVType) and returns GFLOP/s
 // (4·n²·d per head) and the best run's duration.
 func AttentionGFLOPS(b *Backend, n, heads, d, reps int) (float64, time.Duration, error) {
-	r := rand.New(rand.NewPCG(2, 2))
 	kv := b.KVType()
 	shape := []int{d, n, heads}
-	ops, err := resident(b, r, operand{"q", F32, shape}, operand{"k", kv, shape}, operand{"v", kv, shape})
+	ops, err := resident(b, 2, operand{"q", F32, shape}, operand{"k", kv, shape}, operand{"v", kv, shape})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -53,18 +48,20 @@ type operand struct {
 // resident places a probe's operands in the primary device's memory, so a
 // timing measures the kernel rather than a host-to-device copy per run: as
 // graph inputs they would cross a discrete GPU's PCIe link every time
-// (384 MB per 8192^3 product, several times the product itself).
-func resident(b *Backend, r *rand.Rand, ops ...operand) (*WeightSet, error) {
+// (384 MB per 8192^3 product, several times the product itself). Values
+// are seeded uniform ones of unit variance, generated on the device.
+func resident(b *Backend, seed uint64, ops ...operand) (*WeightSet, error) {
 	ws := b.NewWeightSet(len(ops))
 	for _, o := range ops {
 		ws.Add(o.name, o.dt, o.shape...)
 	}
-	if err := ws.Alloc(); err != nil {
+	err := ws.Alloc()
+	if err == nil {
+		err = ws.FillSeeded(seed, func(*Tensor) Init { return Init{Std: 1} })
+	}
+	if err != nil {
 		ws.Free()
 		return nil, err
-	}
-	for _, t := range ws.Tensors() {
-		t.SetF32(randFloats(r, t.Elements()))
 	}
 	return ws, nil
 }
@@ -88,12 +85,4 @@ func bestOf(g *Graph, reps int) (float64, error) {
 		}
 	}
 	return best, nil
-}
-
-func randFloats(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())
-	}
-	return v
 }
