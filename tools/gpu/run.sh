@@ -42,7 +42,16 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
     >"$out/ggml.jsonl" 2>"$out/ggml.stderr" || { cat "$out/ggml.stderr" >&2; exit 1; }
 grep -q '"backend":"CUDA' "$out/ggml.jsonl" || { echo "run.sh: bench did not run on CUDA:" >&2; cat "$out/ggml.stderr" >&2; exit 1; }
 
+# The planner on this machine (--machine auto must describe the GPU), per
+# geometry, for its predicted denoise memory against the measured buffers.
+for g in ${geoms//,/ }; do
+    IFS=x read -r w h f <<<"$g"
+    "$bin" plan --machine auto -d official-bf16 --width "$w" --height "$h" --frames "$f" \
+        -p "a red fox running through snow at dawn" --no-fit --json >"$out/plan-$g.json" 2>>"$out/ggml.stderr"
+done
+python3 -c 'import json,sys; print("plan --machine auto:", json.load(open(sys.argv[1]))["machine"])' "$out/plan-${geoms%%,*}.json"
+
 rows=$(python3 tools/gpu/table.py rows "$out/ggml.jsonl")
 python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.stderr" ||
     { tail -20 "$out/torch.stderr" >&2; exit 1; }
-python3 tools/gpu/table.py table "$out/ggml.jsonl" "$out/torch.json" | tee "$out/table.md"
+python3 tools/gpu/table.py table "$out" | tee "$out/table.md"

@@ -2,13 +2,16 @@
 """Tables for tools/gpu/run.sh from `h3studio bench --json` lines and
 dit_ref.py's JSON, both measured in the same run on the same GPU.
 
-  table.py rows GGML_JSONL            the DiT row counts, comma-separated
-  table.py table GGML_JSONL TORCH_JSON  markdown tables
+  table.py rows GGML_JSONL   the DiT row counts, comma-separated
+  table.py table OUT         markdown tables from OUT/ggml.jsonl,
+                             OUT/torch.json and OUT/plan-*.json
 
 A ratio is ggml's seconds over PyTorch's for the same forward (same rows,
 blocks and FLOP count): 1.00x is parity, above it ggml is slower.
 """
+import glob
 import json
+import os
 import sys
 
 
@@ -29,9 +32,9 @@ def rows_cmd(path):
     print(",".join(str(r) for r in seen))
 
 
-def table_cmd(ggml_path, torch_path):
-    g = ggml_lines(ggml_path)
-    with open(torch_path) as f:
+def table_cmd(out):
+    g = ggml_lines(os.path.join(out, "ggml.jsonl"))
+    with open(os.path.join(out, "torch.json")) as f:
         t = json.load(f)
     by_rows = {s["rows"]: s for s in t["shapes"]}
     print(f"GPU: {t['device']}; ggml backend {g[0]['backend']}; PyTorch {t['torch']}; "
@@ -79,11 +82,37 @@ def table_cmd(ggml_path, torch_path):
               f"{b['attention_s'] * 1e3:.2f} | {b['rest_s'] * 1e3:.2f} | {b['block_s'] / ops:.2f} | |")
 
 
+def plan_table(out):
+    """The planner's denoise phase against the ggml stack's buffers."""
+    g = [r for r in ggml_lines(os.path.join(out, "ggml.jsonl")) if r.get("rows")]
+    plans = sorted(glob.glob(os.path.join(out, "plan-*.json")))
+    if not plans or not g:
+        return
+    print("\nPlanner (`plan --machine auto -d official-bf16`) against the measured bf16 stack; "
+          "scratch is compared per DiT row, since the plan counts its own prompt's rows.\n")
+    print("| geometry | machine | planned rows | planned denoise scratch, KB/row | measured compute, KB/row | "
+          "measured / planned | planned denoise weights GB | measured stack weights GB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for path in plans:
+        with open(path) as f:
+            p = json.load(f)
+        geom = os.path.basename(path)[5:-5]
+        dn = next(ph for ph in p["memory"]["phases"] if ph["name"] == "denoise")
+        m = next((r for r in g if geom in r["name"] and r["dtype"] == "bf16"), None)
+        if not m:
+            continue
+        planned = dn["scratch_bytes"] / p["dit_rows"]["total"]
+        measured = m["compute_bytes"] / m["rows"]
+        print(f"| {geom} | {p['machine']} | {p['dit_rows']['total']:,} | {planned / 1e3:.1f} | {measured / 1e3:.1f} | "
+              f"{measured / planned:.2f} | {gb(dn['weights_bytes'])} | {gb(m['weight_bytes'])} |")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "rows":
         rows_cmd(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "table":
-        table_cmd(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "table":
+        table_cmd(sys.argv[2])
+        plan_table(sys.argv[2])
     else:
         sys.exit(__doc__)
 
