@@ -3,8 +3,9 @@
 // from the pinned github.com/ollama/ollama module (imported only so that they
 // are compiled and linked); the C API subset we call is declared in decls.h,
 // checked against the real headers by tools/abicheck. ggml's CPU backend
-// runs the graphs here; on macOS/arm64 its Metal backend runs them, with
-// ggml's scheduler falling back to the CPU per op.
+// runs the graphs here; on macOS/arm64 its Metal backend runs them, and on
+// Linux its CUDA backend once LoadBackend registered the library `make
+// cuda` builds, with ggml's scheduler falling back to the CPU per op.
 //
 // # Shapes
 //
@@ -15,7 +16,7 @@
 //
 // # Building and running graphs
 //
-//	b, err := ggml.NewBackend(ggml.BackendOptions{})   // Metal when present, else CPU
+//	b, err := ggml.NewBackend(ggml.BackendOptions{})   // Metal or CUDA when present, else CPU
 //	defer b.Close()
 //	g := b.NewGraph(0)                                 // a no_alloc graph context
 //	defer g.Free()
