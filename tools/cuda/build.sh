@@ -27,3 +27,6 @@ mkdir -p "$out"
 cp -a "$build"/lib/libggml-base.so* "$out"/
 cp "$build"/lib/libggml-cuda.so "$out"/
 echo "build.sh: $(ls -1 "$out"/libggml-*.so* | tr '\n' ' ')"
+if ldd "$out/libggml-cuda.so" | grep "not found" >&2; then
+    echo "build.sh: the loader cannot find the libraries above; add their folder to LD_LIBRARY_PATH" >&2
+fi
