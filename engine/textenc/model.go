@@ -104,6 +104,20 @@ type layerSlot struct {
 // New prepares an encoder over src (the text encoder's tensors under HF
 // names). Weights load lazily, per Options.Residency.
 func New(b *ggml.Backend, src weights.Source, cfg Config, o Options) (*Model, error) {
+	if _, ok := src.Lookup(embedName); !ok {
+		return nil, fmt.Errorf("textenc: tensor %s missing: not a Qwen3-VL text encoder checkpoint", embedName)
+	}
+	m, err := newModel(b, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	m.src = src
+	return m, nil
+}
+
+// newModel checks cfg and o and fills o's defaults; the layers are not
+// loaded (New's source or a PrefillBench's seeded sets provide them).
+func newModel(b *ggml.Backend, cfg Config, o Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -130,10 +144,7 @@ func New(b *ggml.Backend, src weights.Source, cfg Config, o Options) (*Model, er
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if _, ok := src.Lookup(embedName); !ok {
-		return nil, fmt.Errorf("textenc: tensor %s missing: not a Qwen3-VL text encoder checkpoint", embedName)
-	}
-	return &Model{cfg: cfg, opts: o, kv: kv, kvType: kvType, b: b, src: src, layers: make([]*layerSlot, o.Layers)}, nil
+	return &Model{cfg: cfg, opts: o, kv: kv, kvType: kvType, b: b, layers: make([]*layerSlot, o.Layers)}, nil
 }
 
 // Config returns the model's configuration.

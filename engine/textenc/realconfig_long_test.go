@@ -37,7 +37,7 @@ func randomWeight(name string, n, fanIn int) []float32 {
 // weights) over a short presentation with a vision span's positions, and
 // checks two rows against the float64 reference.
 func TestReleaseLayerShortSequence(t *testing.T) {
-	cfg, err := ParseConfig([]byte(releaseConfig))
+	cfg, err := ParseConfig([]byte(ReleaseConfigJSON))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,10 @@ type Module struct {
 	Mapped, Copied int64
 }
 
+// ModuleOf is the storage of weights placed without a Source (seeded
+// synthetic sets for benchmarks): Free releases the sets.
+func ModuleOf(sets ...*ggml.WeightSet) *Module { return &Module{sets: sets} }
+
 // Free releases the backend buffers (the mapping belongs to the Source).
 func (m *Module) Free() {
 	for _, s := range m.sets {
