@@ -52,8 +52,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ditGeoms := fs.String("dit", "", "also time the release DiT's block stack (seeded synthetic weights) at these T2VA geometries, e.g. 512x512x22,864x480x56")
 	ditTypes := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
 	ditBlocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
+	qwenTokens := fs.String("qwen", "", "also time the Qwen3-VL language-layer prefill (seeded synthetic weights) at these prompt lengths, e.g. 10231,100000")
+	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
+	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	var qb *qwenBench
+	if *qwenTokens != "" {
+		var err error
+		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
+			return err
+		}
 	}
 	var db *ditBench
 	if *ditGeoms != "" {
@@ -87,8 +97,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		if r.Rows > 0 {
-			if _, err := fmt.Fprintf(stdout, "  %d rows, weights %s, compute %s", r.Rows,
-				gbText(r.WeightBytes), gbText(r.ComputeBytes)); err != nil {
+			if _, err := fmt.Fprintf(stdout, "  %d rows, weights %s", r.Rows, gbText(r.WeightBytes)); err != nil {
+				return err
+			}
+		}
+		if r.ComputeBytes > 0 {
+			if _, err := fmt.Fprintf(stdout, ", compute %s", gbText(r.ComputeBytes)); err != nil {
 				return err
 			}
 		}
@@ -124,8 +138,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", *tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()}); err != nil {
 		return err
 	}
-	if db == nil {
-		return nil
+	if db != nil {
+		if err := db.run(ctx, b, emit); err != nil {
+			return err
+		}
 	}
-	return db.run(ctx, b, emit)
+	if qb != nil {
+		return qb.run(ctx, b, emit)
+	}
+	return nil
 }

@@ -34,9 +34,10 @@ func TestBenchCommand(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--dit", "512x512"}, {"--dit", "512x512x22", "--dit-weights", "f8"}, {"--dit", "500x512x22", "--cpu"},
+		{"--qwen", "ten"}, {"--qwen", "100", "--qwen-weights", "q4"},
 	} {
-		if code, _, errs := runCmd(t, append([]string{"bench", "--size", "64", "--tokens", "64"}, bad...)...); code != 2 || !strings.Contains(errs, "--dit") {
-			t.Errorf("bench %v: exit %d, %q; want a usage error naming --dit", bad, code, errs)
+		if code, _, errs := runCmd(t, append([]string{"bench", "--size", "64", "--tokens", "64"}, bad...)...); code != 2 || !strings.Contains(errs, bad[0]) {
+			t.Errorf("bench %v: exit %d, %q; want a usage error naming %s", bad, code, errs, bad[0])
 		}
 	}
 }

@@ -10,6 +10,7 @@
 #   GGML_DIR            the pinned ggml sources (default: from `go list`)
 #   CUDA_ARCHITECTURES  for the build (default native; 90-real for H100/H200)
 #   DIT_WEIGHTS         weight types of the ggml stacks (default bf16,q8_0)
+#   QWEN                Qwen prefill lengths (default 10231,100000; none skips)
 #   OUT                 where the logs and tables go (default build/gpu)
 # Needs bin/h3studio (make build, or Go to build it), python3 with PyTorch
 # and CUDA, and for the build cmake and nvcc.
@@ -55,3 +56,15 @@ rows=$(python3 tools/gpu/table.py rows "$out/ggml.jsonl")
 python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.stderr" ||
     { tail -20 "$out/torch.stderr" >&2; exit 1; }
 python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
+
+# The Qwen3-VL prefill, after the DiT tables are written: its failure
+# leaves them intact.
+qwen=${QWEN:-10231,100000}
+[ "$qwen" = none ] && exit 0
+if ! "$bin" bench --size 64 --tokens 64 --qwen "$qwen" --json >"$out/qwen.jsonl" 2>>"$out/ggml.stderr"; then
+    tail -5 "$out/ggml.stderr" >&2
+    exit 1
+fi
+python3 tools/gpu/qwen_ref.py --tokens "$qwen" >"$out/qwen_torch.json" 2>"$out/qwen_torch.stderr" ||
+    { tail -20 "$out/qwen_torch.stderr" >&2; exit 1; }
+python3 tools/gpu/table.py qwen "$out" | tee -a "$out/table.md"

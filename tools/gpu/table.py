@@ -5,6 +5,8 @@ dit_ref.py's JSON, both measured in the same run on the same GPU.
   table.py rows GGML_JSONL   the DiT row counts, comma-separated
   table.py table OUT         markdown tables from OUT/ggml.jsonl,
                              OUT/torch.json and OUT/plan-*.json
+  table.py qwen OUT          the prefill table from OUT/qwen.jsonl and
+                             OUT/qwen_torch.json
 
 A ratio is ggml's seconds over PyTorch's for the same forward (same rows,
 blocks and FLOP count): 1.00x is parity, above it ggml is slower.
@@ -107,9 +109,39 @@ def plan_table(out):
               f"{measured / planned:.2f} | {gb(dn['weights_bytes'])} | {gb(m['weight_bytes'])} |")
 
 
+def qwen_table(out):
+    g = [r for r in ggml_lines(os.path.join(out, "qwen.jsonl")) if r["name"].startswith("qwen")]
+    with open(os.path.join(out, "qwen_torch.json")) as f:
+        t = json.load(f)
+    ref = {r["tokens"]: r for r in t["lengths"]}
+    print(f"\nQwen3-VL language layers ({t['layers']}), prefill of a text prompt; ggml through engine/textenc's "
+          "production layer loop (row groups of 4096, K/V and rows on the host between passes).\n")
+    print("| tokens | ggml s | ggml TFLOP/s | PyTorch bf16 s | PyTorch TFLOP/s | ratio | ggml device in use GB | "
+          "PyTorch peak GB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in g:
+        p = ref.get(r["rows"])
+        ps, pt, ratio, peak = "-", "-", "-", "-"
+        if p:
+            ps, pt, ratio, peak = f"{p['seconds']:.2f}", f"{p['tflops']:.0f}", f"{r['seconds'] / p['seconds']:.2f}x", gb(p["peak_bytes"])
+        print(f"| {r['rows']:,} | {r['seconds']:.2f} | {r['gflops'] / 1000:.0f} | {ps} | {pt} | {ratio} | "
+              f"{gb(r.get('device_used_bytes'))} | {peak} |")
+    if len(g) >= 2:
+        a, b = g[0], g[-1]
+        dn = (b["rows"] - a["rows"]) / 1000
+        line = f"\nMemory per 1k tokens between {a['rows']:,} and {b['rows']:,}: ggml device in use " \
+               f"{(b.get('device_used_bytes', 0) - a.get('device_used_bytes', 0)) / dn / 2**20:.0f} MiB"
+        pa, pb = ref.get(a["rows"]), ref.get(b["rows"])
+        if pa and pb:
+            line += f", PyTorch peak {(pb['peak_bytes'] - pa['peak_bytes']) / dn / 2**20:.0f} MiB"
+        print(line + ".")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "rows":
         rows_cmd(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "qwen":
+        qwen_table(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "table":
         table_cmd(sys.argv[2])
         plan_table(sys.argv[2])

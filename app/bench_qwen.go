@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"h3studio/engine/ggml"
+	"h3studio/engine/textenc"
+)
+
+// qwenBench is the --qwen part of `h3studio bench`: the production
+// Qwen3-VL language-layer prefill with seeded synthetic weights generated
+// on the device, at the given prompt lengths.
+type qwenBench struct {
+	tokens []int
+	dt     ggml.DType
+	layers int // 0: the 50 H3 uses
+}
+
+func parseQwenBench(tokens, dtype string, layers int) (*qwenBench, error) {
+	qb := &qwenBench{layers: layers}
+	for _, s := range strings.Split(tokens, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, &UsageError{Msg: fmt.Sprintf("--qwen: %q is not a token count", s)}
+		}
+		qb.tokens = append(qb.tokens, n)
+	}
+	switch strings.ToLower(dtype) {
+	case "bf16":
+		qb.dt = ggml.BF16
+	case "f16":
+		qb.dt = ggml.F16
+	case "q8_0":
+		qb.dt = ggml.Q8_0
+	default:
+		return nil, &UsageError{Msg: fmt.Sprintf("--qwen-weights: %q is not bf16, f16 or q8_0", dtype)}
+	}
+	if layers < 0 {
+		return nil, &UsageError{Msg: "--qwen-layers must not be negative"}
+	}
+	return qb, nil
+}
+
+// run times one prefill per length (the first after a short warm-up, so
+// cuBLAS and the allocator are initialised outside the timings).
+func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchResult) error) error {
+	cfg, err := textenc.ParseConfig([]byte(textenc.ReleaseConfigJSON))
+	if err != nil {
+		return err
+	}
+	layers := qb.layers
+	if layers == 0 {
+		layers = textenc.ReleaseLayers
+	}
+	pb, err := textenc.NewPrefillBench(b, cfg, layers, qb.dt, 1, textenc.Options{})
+	if err != nil {
+		return err
+	}
+	defer pb.Close()
+	if _, err := pb.Run(ctx, 256); err != nil {
+		return err
+	}
+	for _, n := range qb.tokens {
+		d, err := pb.Run(ctx, n)
+		if err != nil {
+			return err
+		}
+		free, total := b.DeviceMemory()
+		r := benchResult{
+			Name:   fmt.Sprintf("qwen %d layers prefill %d tokens, %s weights", layers, n, qb.dt),
+			GFLOPS: pb.Flops(n) / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: layers,
+			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(total - free),
+		}
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
