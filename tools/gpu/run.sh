@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One call on a Linux machine with an NVIDIA GPU: builds ggml's CUDA backend
 # (unless bin/libggml-cuda.so is already there), times the release DiT's
-# 50-block stack with `h3studio bench --dit` on it, times the same forward
-# in PyTorch (tools/gpu/dit_ref.py) in the same run, and prints the table.
+# 50-block stack with `h3studio bench --dit` on it and the Qwen3-VL
+# prefill with `--qwen`, times the same work in PyTorch (dit_ref.py,
+# qwen_ref.py here) in the same run, and prints the tables.
 #
 #   tools/gpu/run.sh [GEOMETRIES]      default 512x512x22,864x480x56,1344x768x124
 #
