@@ -42,7 +42,8 @@ type benchResult struct {
 // runBench times the two kernels a generation spends its time in, on the
 // same backend renders use, so a user can compare machines (and the
 // planner's throughput profile) without the source tree: `make bench` needs
-// the repository and references; this needs only the binary.
+// the repository and references; this needs only the binary. --dit and
+// --qwen add the release-size DiT forward and Qwen prefill.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	size := fs.Int("size", 2048, "matmul size N for N x N x N products")
@@ -58,17 +59,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	var db *ditBench
 	var qb *qwenBench
-	if *qwenTokens != "" {
-		var err error
-		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
+	var err error
+	if *ditGeoms != "" {
+		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
 			return err
 		}
 	}
-	var db *ditBench
-	if *ditGeoms != "" {
-		var err error
-		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
+	if *qwenTokens != "" {
+		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
 			return err
 		}
 	}
@@ -93,28 +93,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(r)
 		}
-		if _, err := fmt.Fprintf(stdout, "%-36s %9.1f GFLOP/s  %7.3f s", r.Name, r.GFLOPS, r.Seconds); err != nil {
-			return err
-		}
-		if r.Rows > 0 {
-			if _, err := fmt.Fprintf(stdout, "  %d rows, weights %s", r.Rows, gbText(r.WeightBytes)); err != nil {
-				return err
-			}
-		}
-		if r.ComputeBytes > 0 {
-			if _, err := fmt.Fprintf(stdout, ", compute %s", gbText(r.ComputeBytes)); err != nil {
-				return err
-			}
-		}
-		if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
-			if _, err := fmt.Fprintf(stdout, ", device in use %s", gbText(r.DeviceUsedBytes)); err != nil {
-				return err
-			}
-		}
-		_, err := fmt.Fprintln(stdout)
+		return printBench(stdout, r)
+	}
+	if err := kernels(ctx, b, *size, *tokens, emit); err != nil {
 		return err
 	}
-	n := *size
+	if db != nil {
+		if err := db.run(ctx, b, emit); err != nil {
+			return err
+		}
+	}
+	if qb != nil {
+		return qb.run(ctx, b, emit)
+	}
+	return nil
+}
+
+// kernels times n^3 matmuls in the three weight types and attention over
+// tokens tokens.
+func kernels(ctx context.Context, b *ggml.Backend, n, tokens int, emit func(benchResult) error) error {
 	for _, dt := range []ggml.DType{ggml.F32, ggml.BF16, ggml.Q8_0} {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -131,20 +128,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	gf, d, err := ggml.AttentionGFLOPS(b, *tokens, 8, 128, 1)
+	gf, d, err := ggml.AttentionGFLOPS(b, tokens, 8, 128, 1)
 	if err != nil {
 		return err
 	}
-	if err := emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", *tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()}); err != nil {
-		return err
+	return emit(benchResult{Name: fmt.Sprintf("attention %d x 8x128, %s K/V", tokens, b.KVType()), GFLOPS: gf, Seconds: d.Round(time.Millisecond).Seconds()})
+}
+
+// printBench writes one result as a line of text.
+func printBench(w io.Writer, r benchResult) error {
+	line := fmt.Sprintf("%-36s %9.1f GFLOP/s  %7.3f s", r.Name, r.GFLOPS, r.Seconds)
+	if r.Rows > 0 {
+		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, gbText(r.WeightBytes))
 	}
-	if db != nil {
-		if err := db.run(ctx, b, emit); err != nil {
-			return err
-		}
+	if r.ComputeBytes > 0 {
+		line += fmt.Sprintf(", compute %s", gbText(r.ComputeBytes))
 	}
-	if qb != nil {
-		return qb.run(ctx, b, emit)
+	if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
+		line += fmt.Sprintf(", device in use %s", gbText(r.DeviceUsedBytes))
 	}
-	return nil
+	_, err := fmt.Fprintln(w, line)
+	return err
 }
