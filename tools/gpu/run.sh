@@ -60,6 +60,13 @@ python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.std
     { tail -20 "$out/torch.stderr" >&2; exit 1; }
 python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
 
+# A render of the embedded tiny model through the same binary: the engine
+# opens the CUDA backend like bench does (the mux needs FFmpeg, which a
+# GPU box may lack; the phases before it still show).
+"$bin" render -p "a red fox running through snow" --width 256 --height 256 -o "$out/tiny.mp4" \
+    >"$out/render.log" 2>&1 || echo "run.sh: tiny render failed (see render.log)" >&2
+grep -E "done in|wrote|h3studio render" "$out/render.log" | tail -8 || true
+
 # The Qwen3-VL prefill, after the DiT tables are written: its failure
 # leaves them intact.
 qwen=${QWEN:-10231,100000}
