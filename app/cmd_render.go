@@ -106,8 +106,14 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer rd.Close()
 	// Validate and plan before a job exists: a bad request never reaches
 	// the history or loads a weight.
-	if _, err := rd.Prepare(ctx, r); err != nil {
+	job, err := rd.Prepare(ctx, r)
+	if err != nil {
 		return renderExit(err)
+	}
+	if *progress == "human" {
+		// Which device renders is the first thing a slow run makes one ask.
+		c := job.Engine.Backend()
+		fmt.Fprintf(stderr, "backend %s (%s)\n", c.Name, c.Description)
 	}
 	hist, err := OpenHistory(*history)
 	if err != nil {

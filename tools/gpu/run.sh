@@ -65,7 +65,7 @@ python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
 # GPU box may lack; the phases before it still show).
 "$bin" render -p "a red fox running through snow" --width 256 --height 256 -o "$out/tiny.mp4" \
     >"$out/render.log" 2>&1 || echo "run.sh: tiny render failed (see render.log)" >&2
-grep -E "done in|wrote|h3studio render" "$out/render.log" | tail -8 || true
+grep -E "^backend|done in|wrote|h3studio render" "$out/render.log" | tail -8 || true
 
 # The Qwen3-VL prefill, after the DiT tables are written: its failure
 # leaves them intact.
