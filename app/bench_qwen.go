@@ -8,6 +8,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/textenc"
+	"h3studio/engine/weights"
 )
 
 // qwenBench is the --qwen part of `h3studio bench`: the production
@@ -69,10 +70,12 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 			return err
 		}
 		free, total := b.DeviceMemory()
+		ms, _ := weights.ReadMemStat() // PeakRSS stays 0 where unknown
 		r := benchResult{
 			Name:   fmt.Sprintf("qwen %d layers prefill %d tokens, %s weights", layers, n, qb.dt),
 			GFLOPS: pb.Flops(n) / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: layers,
 			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(total - free),
+			HostPeakBytes: ms.PeakRSS,
 		}
 		if err := emit(r); err != nil {
 			return err

@@ -37,6 +37,9 @@ type benchResult struct {
 	Splits                int     `json:"splits,omitempty"`
 	BlockGEMMSeconds      float64 `json:"block_gemm_seconds,omitempty"`
 	BlockAttentionSeconds float64 `json:"block_attention_seconds,omitempty"`
+	// HostPeakBytes is the process's peak resident set after the
+	// measurement (Linux; the Qwen prefill keeps rows and K/V on the host).
+	HostPeakBytes int64 `json:"host_peak_bytes,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the

@@ -8,9 +8,11 @@ import (
 )
 
 // MemStat is the process's resident memory split as the kernel accounts
-// it: anonymous (heap, backend buffers) and file-backed (mapped weights).
+// it: anonymous (heap, backend buffers) and file-backed (mapped weights),
+// and the peak resident set so far (VmHWM; 0 where not reported).
 type MemStat struct {
 	RSSAnon, RSSFile int64
+	PeakRSS          int64
 }
 
 // ReadMemStat reads /proc/self/status. ok is false where the kernel does
@@ -28,9 +30,11 @@ func ReadMemStat() (m MemStat, ok bool) {
 		var dst *int64
 		switch k {
 		case "RssAnon":
-			dst = &m.RSSAnon
+			dst, found = &m.RSSAnon, found+1
 		case "RssFile":
-			dst = &m.RSSFile
+			dst, found = &m.RSSFile, found+1
+		case "VmHWM":
+			dst = &m.PeakRSS
 		default:
 			continue
 		}
@@ -39,7 +43,6 @@ func ReadMemStat() (m MemStat, ok bool) {
 			return m, false
 		}
 		*dst = kb << 10
-		found++
 	}
 	return m, found == 2
 }

@@ -117,20 +117,21 @@ def qwen_table(out):
     print(f"\nQwen3-VL language layers ({t['layers']}), prefill of a text prompt; ggml through engine/textenc's "
           "production layer loop (row groups of 4096, K/V and rows on the host between passes).\n")
     print("| tokens | ggml s | ggml TFLOP/s | PyTorch bf16 s | PyTorch TFLOP/s | ratio | ggml device in use GB | "
-          "PyTorch peak GB |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "ggml host peak GB | PyTorch peak GB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in g:
         p = ref.get(r["rows"])
         ps, pt, ratio, peak = "-", "-", "-", "-"
         if p:
             ps, pt, ratio, peak = f"{p['seconds']:.2f}", f"{p['tflops']:.0f}", f"{r['seconds'] / p['seconds']:.2f}x", gb(p["peak_bytes"])
         print(f"| {r['rows']:,} | {r['seconds']:.2f} | {r['gflops'] / 1000:.0f} | {ps} | {pt} | {ratio} | "
-              f"{gb(r.get('device_used_bytes'))} | {peak} |")
+              f"{gb(r.get('device_used_bytes'))} | {gb(r.get('host_peak_bytes'))} | {peak} |")
     if len(g) >= 2:
         a, b = g[0], g[-1]
         dn = (b["rows"] - a["rows"]) / 1000
         line = f"\nMemory per 1k tokens between {a['rows']:,} and {b['rows']:,}: ggml device in use " \
-               f"{(b.get('device_used_bytes', 0) - a.get('device_used_bytes', 0)) / dn / 2**20:.0f} MiB"
+               f"{(b.get('device_used_bytes', 0) - a.get('device_used_bytes', 0)) / dn / 2**20:.0f} MiB, " \
+               f"ggml host peak {(b.get('host_peak_bytes', 0) - a.get('host_peak_bytes', 0)) / dn / 2**20:.0f} MiB"
         pa, pb = ref.get(a["rows"]), ref.get(b["rows"])
         if pa and pb:
             line += f", PyTorch peak {(pb['peak_bytes'] - pa['peak_bytes']) / dn / 2**20:.0f} MiB"
