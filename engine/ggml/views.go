@@ -68,11 +68,13 @@ func (g *Graph) Transpose(a *Tensor) *Tensor {
 	return g.wrap(cUnary(g.ctx, uTranspose, a.h))
 }
 
-// Cont returns a contiguous copy of a (a view or permute).
+// Cont returns a contiguous copy of a (a view or permute). A copy that
+// would reach past copyLimit is made in pieces (see splitCopy).
 func (g *Graph) Cont(a *Tensor) *Tensor {
 	g.own("Cont", a)
 	g.need("Cont", !a.dt.Quantized() || a.Contiguous(), "%s: quantized views cannot be copied", a)
-	return g.wrap(cUnary(g.ctx, uCont, a.h))
+	elem := float64(a.dt.RowBytes(int(a.ne[0]))) / float64(a.ne[0])
+	return g.splitCopy(a, elem, func(p *Tensor) *Tensor { return g.wrap(cUnary(g.ctx, uCont, p.h)) })
 }
 
 // Cast returns a converted to dt (f32 to f16/bf16/q8_0; f16, bf16 or q8_0 to f32).
@@ -83,7 +85,8 @@ func (g *Graph) Cast(a *Tensor, dt DType) *Tensor {
 		((a.dt == F16 || a.dt == BF16 || a.dt == Q8_0) && dt == F32) || a.dt == dt
 	g.need(op, ok, "cannot convert %s to %s", a, dt)
 	g.need(op, a.ne[0]%int64(dt.BlockSize()) == 0, "%s: ne0 is not a multiple of %s's block", a, dt)
-	return g.wrap(cCast(g.ctx, a.h, dt))
+	elem := float64(dt.RowBytes(int(a.ne[0]))) / float64(a.ne[0])
+	return g.splitCopy(a, elem, func(p *Tensor) *Tensor { return g.wrap(cCast(g.ctx, p.h, dt)) })
 }
 
 // Cpy copies a into dst (same element count; dst's dtype, conversion as in
