@@ -42,7 +42,15 @@ func (g *Graph) splitCopy(a *Tensor, outElem float64, one func(*Tensor) *Tensor)
 	pieces := int(max(span(a), out)/copyLimit) + 1
 	per := (n + pieces - 1) / pieces
 	shape := []int{int(a.ne[0]), int(a.ne[1]), int(a.ne[2]), int(a.ne[3])}
-	strides := []int{int(a.nb[1]), int(a.nb[2]), int(a.nb[3])}
+	// A unit axis's stride is never used, and ggml_permute computes strides
+	// in int, so past 2 GiB it can hold garbage: give View a valid one.
+	strides := make([]int, 3)
+	for i := 1; i < 4; i++ {
+		strides[i-1] = int(a.nb[i])
+		if a.ne[i] == 1 {
+			strides[i-1] = int(a.nb[i-1] * a.ne[i-1])
+		}
+	}
 	var parts []*Tensor
 	for s := 0; s < n; s += per {
 		sh := append([]int(nil), shape...)

@@ -50,3 +50,30 @@ func TestSplitCopy(t *testing.T) {
 	}
 	t.Logf("%d copy nodes in pieces against %d", many, one)
 }
+
+// The DiT's v at the largest geometry (37,810 rows of fused QKV, 3.25 GB
+// reach) builds as pieces: this graph aborted ggml-cuda, then panicked on
+// the garbage unit-axis stride ggml_permute leaves past 2 GiB. Only built,
+// never allocated.
+func TestSplitCopyReleaseV(t *testing.T) {
+	b, err := NewBackend(BackendOptions{Device: DeviceCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	g := b.NewGraph(0)
+	defer g.Free()
+	qkv := g.Input("qkv", F32, 3*128*56, 37810)
+	v := g.View(qkv, 2*128*4, []int{128, 56, 37810}, []int{3 * 128 * 4, qkv.Nb(1)})
+	c := g.Cont(g.Permute(v, 0, 2, 1, 3))
+	g.Output(c)
+	conts := 0
+	for _, n := range g.Ops() {
+		if n.Op == "CONT" {
+			conts++
+		}
+	}
+	if c.Ne(0) != 128 || c.Ne(1) != 37810 || c.Ne(2) != 56 || !c.Contiguous() || conts < 2 {
+		t.Errorf("result %v contiguous %v from %d copies; want [128 37810 56], contiguous, in pieces", c.Shape(), c.Contiguous(), conts)
+	}
+}

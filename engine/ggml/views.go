@@ -1,5 +1,7 @@
 package ggml
 
+import "math"
+
 // Layout ops: reshape, views, permutes, copies, concatenation, padding,
 // gathering and resampling.
 
@@ -58,6 +60,10 @@ func (g *Graph) Permute(a *Tensor, axes ...int) *Tensor {
 	for _, x := range axes {
 		g.need(op, x >= 0 && x < 4 && !seen[x], "%v is not a permutation of 0..3", axes)
 		seen[x] = true
+	}
+	for i := 1; i < 4; i++ {
+		// ggml_permute holds strides in int: a larger one would be corrupted.
+		g.need(op, a.ne[i] == 1 || a.nb[i] <= math.MaxInt32, "%s: stride %d of axis %d exceeds ggml_permute's int", a, a.nb[i], i)
 	}
 	return g.wrap(cPermute(g.ctx, a.h, [4]int{axes[0], axes[1], axes[2], axes[3]}))
 }
