@@ -48,8 +48,8 @@ type Request struct {
 	// References are Ref2VA inputs in request order (the order sets their
 	// labels and their place on the model's timeline).
 	References []Reference `json:"references,omitempty"`
-	// RefImageSize is the reference-image sizing policy: match (default),
-	// max or official.
+	// RefImageSize is the reference-image sizing policy: official (default),
+	// max or match.
 	RefImageSize string `json:"ref_image_size,omitempty"`
 	Output       string `json:"output,omitempty"`
 	FramesDir    string `json:"frames_dir,omitempty"`
@@ -63,6 +63,11 @@ const (
 	DefaultHeight = 512
 	DefaultFrames = 22
 	DefaultSteps  = 20
+	// DefaultRefImageSize follows the official serving path (SGLang's
+	// "diffusers" default: a 2048-pixel short edge, upscaling included);
+	// "match" is ComfyUI's and h3.c's, and what the planner falls back to
+	// when memory is short.
+	DefaultRefImageSize = "official"
 )
 
 // WithDefaults returns a copy with zero fields filled in; the caller's
@@ -78,7 +83,7 @@ func (r Request) WithDefaults() Request {
 		r.Steps = DefaultSteps
 	}
 	if r.RefImageSize == "" {
-		r.RefImageSize = "match"
+		r.RefImageSize = DefaultRefImageSize
 	}
 	return r
 }

@@ -10,7 +10,9 @@ import (
 
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/sampler"
 	"h3studio/engine/weights"
 )
 
@@ -38,6 +40,9 @@ type Engine struct {
 	backend *ggml.Backend
 	log     *slog.Logger
 	cache   *cache
+	// noise draws a seed's standard-normal stream (sampler.Noise); the
+	// end-to-end parity test replaces it with the reference's draws.
+	noise func(seed, stream uint64, n int) []float32
 
 	mu sync.Mutex // one Generate at a time: phases share the backend
 }
@@ -66,7 +71,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n)}, nil
+	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.Noise}, nil
 }
 
 // Close stops the backend. Generate must not be running.
@@ -94,6 +99,15 @@ func (e *Engine) Backend() ggml.Caps { return e.backend.Caps() }
 // A model-rule violation is an error; a request that cannot be fitted is a
 // plan whose Verdict is plan.Refused.
 func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.Plan, error) {
+	spec := layout.Spec{First: r.First != "", Last: r.Last != ""}
+	for _, ref := range r.Refs {
+		spec.Refs = append(spec.Refs, layout.Ref{Kind: ref.Kind})
+	}
+	proc, err := qwenProcessor(e.partition(spec.Task().Partition()))
+	if err != nil {
+		return nil, err
+	}
+	r.Processor = proc
 	p, err := plan.Make(r, mc, e.profile, opt)
 	if err != nil {
 		return nil, err

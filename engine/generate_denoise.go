@@ -57,8 +57,8 @@ func (g *generation) denoise(ctx context.Context) error {
 	}
 	c, lt, lh, lw := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
 	seed := uint64(g.req.Seed)
-	g.video = sampler.Noise(seed, streamVideo, c*lt*lh*lw)
-	g.audio = sampler.Noise(seed, streamAudio, m.Cfg.AudioChannels*2*g.text.layout.AudioLatents)
+	g.video = g.e.noise(seed, streamVideo, c*lt*lh*lw)
+	g.audio = g.e.noise(seed, streamAudio, m.Cfg.AudioChannels*2*g.text.layout.AudioLatents)
 	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
 	t0 := time.Now()
 	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
@@ -190,7 +190,7 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.LatentT || z.H != s.Canvas.LatentH() || z.W != s.Canvas.LatentW() || z.C != cfg.LatentChannels {
 				return nil, nil, fmt.Errorf("%s segment of input %d: latent %s, want %d x %d x %d", s.Kind, s.Ref+1, latentShape(z), s.LatentT, s.Canvas.LatentH(), s.Canvas.LatentW())
 			}
-			noise := sampler.Noise(uint64(g.req.Seed), streamCond, len(z.Data))
+			noise := g.e.noise(uint64(g.req.Seed), streamCond, len(z.Data))
 			rows, err := dit.ConditionRows(append([]float32(nil), z.Data...), z.C, z.T, z.H, z.W, noise, dit.VisualCondTimestep)
 			if err != nil {
 				return nil, nil, err

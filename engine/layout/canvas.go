@@ -149,14 +149,11 @@ func RefImageCanvas(src, target Canvas, p ImagePolicy, capShortEdge int) Canvas 
 }
 
 // RefVideoCanvas is a video reference's canvas: the official resolver at
-// the clip's own aspect ratio, but a smaller source is never enlarged
-// (h3.c h3_reference_video_canvas; ComfyUI agrees).
+// the clip's own aspect ratio, a smaller clip included (SGLang's pre-queue
+// admission resolves every reference clip with minimax_h3_resolve_spatial_shape,
+// so a 1280x720 clip is encoded at 1344x768; h3.c and ComfyUI never enlarge).
 func RefVideoCanvas(src Canvas) Canvas {
-	c := AdaptCanvas(src)
-	if src.Pixels() < c.Pixels() {
-		return Canvas{round32(float64(src.Width)), round32(float64(src.Height))}
-	}
-	return c
+	return AdaptCanvas(src)
 }
 
 // ScaleCanvas returns the largest canvas with the same aspect ratio as c,

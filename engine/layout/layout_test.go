@@ -23,8 +23,11 @@ func TestTemporal(t *testing.T) {
 	if got := FramesForSeconds(5); got != 124 {
 		t.Errorf("5 s -> %d frames, want 124", got)
 	}
-	// h3.c h3_video_encoder_latent_t and facts §13's 107-frame example.
-	for _, c := range []struct{ f, h3c, official int }{{1, 1, 2}, {5, 2, 2}, {22, 6, 7}, {39, 10, 12}, {107, 27, 32}, {175, 44, 52}, {56, 14, 17}} {
+	// h3.c h3_video_encoder_latent_t and facts §13's 107-frame example; the
+	// official path keeps the first 17k+5 frames (SGLang's
+	// get_suitable_video_length, trim mode): 38 frames encode as 22 (7
+	// latents, where all 38 as 17-frame clips would give 12), 21 as 5.
+	for _, c := range []struct{ f, h3c, official int }{{1, 1, 2}, {5, 2, 2}, {21, 6, 2}, {22, 6, 7}, {38, 10, 7}, {39, 10, 12}, {107, 27, 32}, {175, 44, 52}, {56, 14, 17}} {
 		if g := RefVideoLatentFrames(c.f, ConventionH3C); g != c.h3c {
 			t.Errorf("h3.c latents(%d) = %d, want %d", c.f, g, c.h3c)
 		}
@@ -64,7 +67,9 @@ func TestCanvases(t *testing.T) {
 			t.Errorf("RefImageCanvas(%v, %v, %v) = %v, want %v", a.src, a.target, a.p, g, a.want)
 		}
 	}
-	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(640, 352)}, {c(1080, 1920), c(768, 1344)}} {
+	// The official path resolves every clip to the 768-class canvas of its
+	// aspect ratio, enlarging small clips (SGLang prequeue.py).
+	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(1344, 768)}, {c(1280, 720), c(1344, 768)}, {c(1080, 1920), c(768, 1344)}} {
 		if g := RefVideoCanvas(a.in); g != a.want {
 			t.Errorf("RefVideoCanvas(%v) = %v, want %v", a.in, g, a.want)
 		}

@@ -108,6 +108,8 @@ type Spec struct {
 	First, Last  bool   // FL2VA anchors
 	Refs         []Ref  // Ref2VA references in request order
 	Convention   VideoConvention
+	// Processor is the snapshot's Qwen processor budget (zero: the release's).
+	Processor QwenProcessor
 }
 
 // Task derives the task from the anchors and references.
@@ -136,7 +138,8 @@ type RefLayout struct {
 	Label        int     // 1-based number in its label kind (<Picture n>, <Video n>, <Audio n>)
 	AudioLabel   int     // video+audio: its <Audio j> number
 	Canvas       Canvas  // encode canvas for the VAE and the vision tower
-	Frames       int     // decoded clip frames F'
+	Frames       int     // decoded clip frames F' (all sampled for Qwen)
+	VAEFrames    int     // the first frames of F' the video VAE encodes
 	LatentFrames int     // DiT latent frames (1 for an image)
 	UsedSeconds  float64 // audio actually used (soundtrack cut, 15 s total cap)
 	AudioLatents int     // Ta of the used audio
@@ -251,6 +254,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			if r.MaxFrames > 0 {
 				rl.Frames = min(rl.Frames, r.MaxFrames)
 			}
+			rl.VAEFrames = RefVideoVAEFrames(rl.Frames, s.Convention)
 			rl.LatentFrames = RefVideoLatentFrames(rl.Frames, s.Convention)
 			rl.DiTRows = rl.LatentFrames * rl.Canvas.Tokens()
 			if r.Kind == RefVideoAudio {

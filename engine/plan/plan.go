@@ -51,9 +51,12 @@ type Request struct {
 	Refs            []Reference
 	ImagePolicy     layout.ImagePolicy
 	Convention      layout.VideoConvention
-	Steps           int // DiT forwards before reuse (default 20)
-	Layers          int // active DiT blocks (default all)
-	Reuse           int // whole-denoiser reuse interval (default 1)
+	// Processor is the snapshot's Qwen processor budget (zero: the
+	// release's); Engine.Plan fills it from the snapshot.
+	Processor layout.QwenProcessor
+	Steps     int // DiT forwards before reuse (default 20)
+	Layers    int // active DiT blocks (default all)
+	Reuse     int // whole-denoiser reuse interval (default 1)
 }
 
 // Options are the backend's declarations.
@@ -178,7 +181,7 @@ func newState(r Request) (state, error) {
 		}
 	}
 	s.spec = layout.Spec{Canvas: model, Frames: r.Frames, PromptTokens: r.PromptTokens,
-		First: r.First != "", Last: r.Last != "", Convention: r.Convention}
+		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor}
 	for _, ref := range r.Refs {
 		lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height},
 			Policy: r.ImagePolicy}
