@@ -90,16 +90,16 @@ func makePlan(ctx context.Context, r Request, memGB float64, opt plan.Options) (
 	if err != nil {
 		return nil, err
 	}
-	pr, err := planRequest(ctx, r)
+	pr, err := PlanRequest(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	return plan.Make(pr, mc, model, opt)
 }
 
-// planRequest converts a Request for the planner, probing every reference
+// PlanRequest converts a Request for the planner, probing every reference
 // and anchor's header (no decode).
-func planRequest(ctx context.Context, r Request) (plan.Request, error) {
+func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 	policy, err := layout.ParseImagePolicy(r.RefImageSize)
 	if err != nil {
 		return plan.Request{}, err

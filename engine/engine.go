@@ -40,9 +40,13 @@ type Engine struct {
 	backend *ggml.Backend
 	log     *slog.Logger
 	cache   *cache
-	// noise draws a seed's standard-normal stream (sampler.Noise); the
-	// end-to-end parity test replaces it with the reference's draws.
-	noise func(seed, stream uint64, n int) []float32
+	// noise draws n standard normals from a seed as torch's CPU generator
+	// does (sampler.TorchNormal), the official pipeline's noise.
+	noise func(seed uint64, n int) []float32
+	// tap, when set (tests only), sees the named intermediates of a
+	// generation: Qwen ids, tags, positions and hidden state, condition
+	// rows, each step's latents, the final latents and the decoded floats.
+	tap func(name string, index int, v any)
 
 	mu sync.Mutex // one Generate at a time: phases share the backend
 }
@@ -71,7 +75,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.Noise}, nil
+	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal}, nil
 }
 
 // Close stops the backend. Generate must not be running.

@@ -69,6 +69,7 @@ func (g *generation) decode(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		g.tap("decode.frame", t, frame)
 		packRGB(px.RGB, frame, c.Width*c.Height)
 		if err := g.req.Output.Frame(t, px); err != nil {
 			return err
@@ -100,6 +101,7 @@ func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
 	if err != nil {
 		return Audio{}, err
 	}
+	g.tap("decode.audio", -1, out.Data)
 	n := min(out.Samples, int(math.Round(float64(lay.Frames)*float64(cfg.SampleRate)/layout.FPS)))
 	a := Audio{Samples: make([]float32, 2*n)}
 	for i := 0; i < n; i++ {

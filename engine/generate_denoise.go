@@ -14,14 +14,12 @@ import (
 	"h3studio/engine/weights"
 )
 
-// Noise streams of one seed: the target latents, and the visual conditions'
-// augmentation. The release re-seeds its generator with the request seed
-// for each condition, so every condition draws from the same stream start.
-const (
-	streamVideo = 0
-	streamAudio = 1
-	streamCond  = 2
-)
+// Noise, as the official pipeline draws it: every tensor from a CPU
+// generator freshly seeded with the request seed (SGLang's latent
+// preparation and condition_noise.py). The target video is one [C, T, H, W]
+// draw; the target audio one draw of its 2·Ta rows of C values; each visual
+// condition the prefix (its own latent frames) of a [C, T + n, h, w] draw,
+// n being the number of visual conditions.
 
 // previewFrameOf picks the previewed latent frame, T/previewFrameOf: the
 // middle of the clip, where motion has started.
@@ -57,13 +55,25 @@ func (g *generation) denoise(ctx context.Context) error {
 	}
 	c, lt, lh, lw := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
 	seed := uint64(g.req.Seed)
-	g.video = g.e.noise(seed, streamVideo, c*lt*lh*lw)
-	g.audio = g.e.noise(seed, streamAudio, m.Cfg.AudioChannels*2*g.text.layout.AudioLatents)
+	g.video = g.e.noise(seed, c*lt*lh*lw)
+	ca, ta := m.Cfg.AudioChannels, g.text.layout.AudioLatents
+	if g.audio, err = dit.UnpackAudio(g.e.noise(seed, 2*ta*ca), ca, ta); err != nil {
+		return err
+	}
 	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
 	t0 := time.Now()
-	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
-		Preview: func(step, total int, video []float32) { g.stepEvent(step, total, time.Since(t0), video) }},
+	err = sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
+		Preview: func(step, total int, video []float32) {
+			g.tap("step.video", step-1, video)
+			g.tap("step.audio", step-1, g.audio)
+			g.stepEvent(step, total, time.Since(t0), video)
+		}},
 		gen, g.video, g.audio)
+	if err == nil {
+		g.tap("final.video", -1, g.video)
+		g.tap("final.audio", -1, g.audio)
+	}
+	return err
 }
 
 // loadDiT reads the transformer's config (config.json, else the file's
@@ -103,6 +113,8 @@ func (g *generation) newGeneration(m *dit.Model) (*dit.Generation, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.tap("cond.video_rows", -1, condVideo)
+	g.tap("cond.audio_rows", -1, condAudio)
 	g.latent = [4]int{m.Cfg.LatentChannels, lay.LatentFrames, lay.Canvas.LatentH(), lay.Canvas.LatentW()}
 	return m.NewGeneration(seq, text, condVideo, condAudio, g.latent, lay.AudioLatents)
 }
@@ -179,6 +191,12 @@ func (g *generation) stepEvent(step, total int, el time.Duration, video []float3
 // (anchors, reference images and clips) patchified and augmented
 // 0.999·clean + 0.001·noise, reference audio packed clean.
 func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, audio []float32, err error) {
+	visual := 0
+	for _, s := range lay.Segments {
+		if s.Kind == layout.SegAnchor || s.Kind == layout.SegRefImage || s.Kind == layout.SegRefVideo {
+			visual++
+		}
+	}
 	for _, s := range lay.Segments {
 		switch s.Kind {
 		case layout.SegAnchor, layout.SegRefImage, layout.SegRefVideo:
@@ -190,7 +208,7 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.LatentT || z.H != s.Canvas.LatentH() || z.W != s.Canvas.LatentW() || z.C != cfg.LatentChannels {
 				return nil, nil, fmt.Errorf("%s segment of input %d: latent %s, want %d x %d x %d", s.Kind, s.Ref+1, latentShape(z), s.LatentT, s.Canvas.LatentH(), s.Canvas.LatentW())
 			}
-			noise := g.e.noise(uint64(g.req.Seed), streamCond, len(z.Data))
+			noise := g.conditionNoise(z.C, lay.LatentFrames+visual, z.T, z.H*z.W)
 			rows, err := dit.ConditionRows(append([]float32(nil), z.Data...), z.C, z.T, z.H, z.W, noise, dit.VisualCondTimestep)
 			if err != nil {
 				return nil, nil, err
@@ -213,6 +231,17 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 		}
 	}
 	return video, audio, nil
+}
+
+// conditionNoise is one visual condition's augmentation noise: the first t
+// latent frames of a [c, full, hw] draw.
+func (g *generation) conditionNoise(c, full, t, hw int) []float32 {
+	draw := g.e.noise(uint64(g.req.Seed), c*full*hw)
+	out := make([]float32, 0, c*t*hw)
+	for ch := 0; ch < c; ch++ {
+		out = append(out, draw[ch*full*hw:ch*full*hw+t*hw]...)
+	}
+	return out
 }
 
 func (g *generation) input(s layout.Segment) (*prepared, error) {

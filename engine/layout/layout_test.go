@@ -279,7 +279,7 @@ func TestLimits(t *testing.T) {
 		"short audio":      {Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 1.5}}},
 		"anchor and ref":   {First: true, Refs: []Ref{img}},
 		"elongated":        {Refs: []Ref{{Kind: RefImage, Source: Canvas{5000, 1000}}}},
-		"audio over 15 s":  {Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 14}, {Kind: RefAudio, AudioSeconds: 2.5}}},
+		"audio over 15 s":  {Frames: 362, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 14}, {Kind: RefAudio, AudioSeconds: 2.5}}},
 		"short soundtrack": {Frames: 39, Refs: []Ref{{Kind: RefVideoAudio, Source: Canvas{640, 360}, SourceFrames: 100, AudioSeconds: 5}}},
 	}
 	for name, s := range bad {
@@ -298,9 +298,15 @@ func TestLimits(t *testing.T) {
 		t.Error("over the area cap accepted")
 	}
 	// The 15 s total caps (truncates) the last clip while 2 s remain.
-	l, err := Build(Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}, {Kind: RefAudio, AudioSeconds: 7}}})
+	l, err := Build(Spec{Canvas: Canvas{512, 512}, Frames: 362, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}, {Kind: RefAudio, AudioSeconds: 7}}})
 	if err != nil || l.Refs[2].UsedSeconds != 6 || l.Refs[2].AudioLatents != 240 {
 		t.Errorf("15 s cap: %v %+v", err, l)
+	}
+	// Each audio input is cut to the output's length (the official
+	// audio_encoding.py bounds every extraction by frame_count / fps).
+	l, err = Build(Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}}})
+	if err != nil || l.Refs[1].UsedSeconds != 124.0/FPS {
+		t.Errorf("output-length cut: %v, used %v s", err, l.Refs[1].UsedSeconds)
 	}
 	ok := Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: append(append(rep(img, 8), vid), aud, aud)}
 	if _, err := Build(ok); err != nil {

@@ -177,8 +177,9 @@ func buildPresentation(s *Spec, canvas Canvas, refs []RefLayout) Presentation {
 		start := len(p.Spans)
 		switch rl.Kind {
 		case RefImage:
+			rl.QwenCanvas = s.Processor.ImageCanvas(rl.Canvas)
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Picture %d>: ", rl.Label), i),
-				visionBlock(SpanImage, i, 0, rl.Canvas, s.Processor.ImageCanvas(rl.Canvas), Pool{1, 1}, nil))
+				visionBlock(SpanImage, i, 0, rl.Canvas, rl.QwenCanvas, Pool{1, 1}, nil))
 		case RefAudio:
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Audio %d>: ", rl.Label), i))
 		case RefVideo, RefVideoAudio:
@@ -187,6 +188,7 @@ func buildPresentation(s *Spec, canvas Canvas, refs []RefLayout) Presentation {
 			}
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Video %d>: ", rl.Label), i))
 			blocks := videoBlocks(i, rl, s.Processor)
+			rl.QwenCanvas = blocks[1].Canvas
 			rl.QwenBlocks = len(blocks) / 2
 			p.Spans = append(p.Spans, blocks...)
 		}

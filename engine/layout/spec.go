@@ -137,7 +137,8 @@ type RefLayout struct {
 	Ref
 	Label        int     // 1-based number in its label kind (<Picture n>, <Video n>, <Audio n>)
 	AudioLabel   int     // video+audio: its <Audio j> number
-	Canvas       Canvas  // encode canvas for the VAE and the vision tower
+	Canvas       Canvas  // the decode canvas: what the VAE encodes
+	QwenCanvas   Canvas  // what the vision tower sees (the Qwen processor's resize of Canvas)
 	Frames       int     // decoded clip frames F' (all sampled for Qwen)
 	VAEFrames    int     // the first frames of F' the video VAE encodes
 	LatentFrames int     // DiT latent frames (1 for an image)
@@ -258,7 +259,10 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			rl.LatentFrames = RefVideoLatentFrames(rl.Frames, s.Convention)
 			rl.DiTRows = rl.LatentFrames * rl.Canvas.Tokens()
 			if r.Kind == RefVideoAudio {
-				rl.UsedSeconds = math.Min(r.AudioSeconds, float64(rl.Frames)/FPS)
+				// The official path extracts a soundtrack for the output's
+				// length (audio_encoding.py: frame_count / fps), as for any
+				// audio input.
+				rl.UsedSeconds = math.Min(r.AudioSeconds, float64(frames)/FPS)
 				if rl.Frames < minSoundFrame || rl.UsedSeconds < MinAudioSeconds {
 					return nil, limitf("%s: its soundtrack covers %.1f s of the %d decoded frames; a soundtrack needs 2 s (use at least 56 output frames, or drop the sound)", refName(i, r), rl.UsedSeconds, rl.Frames)
 				}
@@ -266,14 +270,14 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 		case RefAudio:
 			nAud++
 			rl.Label = nAud
-			rl.UsedSeconds = math.Min(r.AudioSeconds, MaxAudioSeconds)
+			rl.UsedSeconds = math.Min(r.AudioSeconds, float64(frames)/FPS)
 		}
 		if r.Kind.HasAudio() {
 			if rl.UsedSeconds > audioLeft {
 				rl.UsedSeconds = audioLeft
-			}
-			if rl.UsedSeconds < MinAudioSeconds {
-				return nil, limitf("%s: audio inputs total more than %.0f s; shorten or drop one", refName(i, r), MaxAudioSeconds)
+				if rl.UsedSeconds < MinAudioSeconds {
+					return nil, limitf("%s: audio inputs total more than %.0f s; shorten or drop one", refName(i, r), MaxAudioSeconds)
+				}
 			}
 			audioLeft -= rl.UsedSeconds
 			rl.AudioLatents = AudioLatentsForSamples(AudioSamples(rl.UsedSeconds))

@@ -84,9 +84,14 @@ type Decision struct {
 
 // RefPlan is one reference as planned.
 type RefPlan struct {
-	Kind       string         `json:"kind"`
-	Path       string         `json:"path"`
-	Canvas     layout.Canvas  `json:"canvas"`
+	Kind   string        `json:"kind"`
+	Path   string        `json:"path"`
+	Canvas layout.Canvas `json:"canvas"`
+	// QwenCanvas is what the vision tower sees when the Qwen processor
+	// resizes the canvas (a small picture grows, a long clip shrinks).
+	QwenCanvas *layout.Canvas `json:"qwen_canvas,omitempty"`
+	// VAEFrames is how many of a clip's Frames the video VAE encodes.
+	VAEFrames  int            `json:"vae_frames,omitempty"`
 	QwenTokens int            `json:"qwen_tokens"`
 	DiTRows    int            `json:"dit_rows"`
 	ScaledFrom *layout.Canvas `json:"scaled_from,omitempty"`
