@@ -51,27 +51,29 @@ func pilLanczos(x float64) float64 {
 	return 0
 }
 
-// pilTaps are the fixed-point coefficients of one separable pass: output i
-// reads count[i] source samples starting at first[i], weighted by
-// k[i*ksize : i*ksize+count[i]].
-type pilTaps struct {
+// fixedTaps are the fixed-point coefficients of one separable pass: output
+// i reads count[i] source samples starting at first[i], weighted by
+// k[i*ksize : i*ksize+count[i]], a weight of 1 being 1<<prec. Pillow uses
+// prec 22; ATen's uint8 path picks prec per pass.
+type fixedTaps struct {
 	first, count []int
 	k            []int32
 	ksize        int
+	prec         uint
 }
 
 // pilLanczosTaps reproduces Pillow's precompute_coeffs followed by
 // normalize_coeffs_8bpc for a resize of inSize samples to outSize (box
 // 0..inSize), for the outputs lo..lo+n-1 only: each output's taps depend on
 // its own index alone, so a crop of a huge resize costs only the crop.
-func pilLanczosTaps(inSize, outSize, lo, n int) pilTaps {
+func pilLanczosTaps(inSize, outSize, lo, n int) fixedTaps {
 	// Pillow holds the box in float and divides in double; for sizes below
 	// 2^24 the float is exact, so this is the same value.
 	scale := float64(inSize) / float64(outSize)
 	filterscale := max(scale, 1.0)
 	support := pilLanczosSupport * filterscale
 	ksize := int(math.Ceil(support))*2 + 1
-	t := pilTaps{first: make([]int, n), count: make([]int, n), k: make([]int32, n*ksize), ksize: ksize}
+	t := fixedTaps{first: make([]int, n), count: make([]int, n), k: make([]int32, n*ksize), ksize: ksize, prec: pilPrecisionBits}
 	w := make([]float64, ksize)
 	inv := 1.0 / filterscale
 	for i := range n {
@@ -107,10 +109,11 @@ func pilFixed(v float64) int32 {
 	return int32(0.5 + v*(1<<pilPrecisionBits))
 }
 
-// pilClip8 is Pillow's clip8: drop the 22 fraction bits (arithmetic shift,
-// so negative sums floor) and saturate to 0..255.
-func pilClip8(ss int32) byte {
-	v := ss >> pilPrecisionBits
+// clip8 is Pillow's clip8 (and ATen's srai + saturating packs): drop the
+// prec fraction bits (arithmetic shift, so negative sums floor) and
+// saturate to 0..255.
+func clip8(ss int32, prec uint) byte {
+	v := ss >> prec
 	if v < 0 {
 		return 0
 	}
@@ -120,32 +123,35 @@ func pilClip8(ss int32) byte {
 	return byte(v)
 }
 
-// pilHorizontal is ImagingResampleHorizontal_8bpc for 3 bands: source rows
+// fixedHorizontal is Pillow's ImagingResampleHorizontal_8bpc for 3 bands
+// (and ATen's ImagingResampleHorizontal for uint8): source rows
 // y0..y0+rows-1 resampled along x into a len(t.first)-wide 8-bit picture.
-// The sum starts at 2^21 so that the final shift rounds to nearest.
-func pilHorizontal(src RGB, y0, rows int, t pilTaps) RGB {
+// The int32 sum starts at half a unit so that the final shift rounds.
+func fixedHorizontal(src RGB, y0, rows int, t fixedTaps) RGB {
 	out := NewRGB(len(t.first), rows)
 	for y := range rows {
 		row := src.Pix[(y0+y)*src.Width*3:]
 		o := out.Pix[y*out.Width*3:]
 		for i := range out.Width {
 			k := t.k[i*t.ksize:]
-			s0, s1, s2 := int32(1<<(pilPrecisionBits-1)), int32(1<<(pilPrecisionBits-1)), int32(1<<(pilPrecisionBits-1))
+			half := int32(1) << (t.prec - 1)
+			s0, s1, s2 := half, half, half
 			p := row[t.first[i]*3:]
 			for x := range t.count[i] {
 				s0 += int32(p[3*x]) * k[x]
 				s1 += int32(p[3*x+1]) * k[x]
 				s2 += int32(p[3*x+2]) * k[x]
 			}
-			o[3*i], o[3*i+1], o[3*i+2] = pilClip8(s0), pilClip8(s1), pilClip8(s2)
+			o[3*i], o[3*i+1], o[3*i+2] = clip8(s0, t.prec), clip8(s1, t.prec), clip8(s2, t.prec)
 		}
 	}
 	return out
 }
 
-// pilVertical is ImagingResampleVertical_8bpc for 3 bands; t.first is
-// relative to src's first row.
-func pilVertical(src RGB, t pilTaps) RGB {
+// fixedVertical is ImagingResampleVertical_8bpc for 3 bands (ATen's
+// ImagingResampleVertical for uint8); t.first is relative to src's first
+// row.
+func fixedVertical(src RGB, t fixedTaps) RGB {
 	out := NewRGB(src.Width, len(t.first))
 	stride := src.Width * 3
 	for i := range out.Height {
@@ -153,11 +159,11 @@ func pilVertical(src RGB, t pilTaps) RGB {
 		o := out.Pix[i*stride : (i+1)*stride]
 		base := t.first[i] * stride
 		for x := range o {
-			s := int32(1 << (pilPrecisionBits - 1))
+			s := int32(1) << (t.prec - 1)
 			for y := range t.count[i] {
 				s += int32(src.Pix[base+y*stride+x]) * k[y]
 			}
-			o[x] = pilClip8(s)
+			o[x] = clip8(s, t.prec)
 		}
 	}
 	return out
@@ -183,7 +189,7 @@ func Lanczos(src RGB, w, h int) (RGB, error) {
 // Lanczos resize of src, computed without the rest of the resize.
 func pilResizeRegion(src RGB, w, h, x0, y0, cw, ch int) RGB {
 	img := src
-	var vt pilTaps
+	var vt fixedTaps
 	needH, needV := w != src.Width, h != src.Height
 	rowLo, rowN := y0, ch
 	if needV {
@@ -196,12 +202,12 @@ func pilResizeRegion(src RGB, w, h, x0, y0, cw, ch int) RGB {
 		}
 	}
 	if needH {
-		img = pilHorizontal(src, rowLo, rowN, pilLanczosTaps(src.Width, w, x0, cw))
+		img = fixedHorizontal(src, rowLo, rowN, pilLanczosTaps(src.Width, w, x0, cw))
 	} else {
 		img = cropRGB(src, x0, rowLo, cw, rowN)
 	}
 	if needV {
-		return pilVertical(img, vt)
+		return fixedVertical(img, vt)
 	}
 	return img
 }

@@ -87,8 +87,8 @@ func TestCoverLanczosIsResizeThenCrop(t *testing.T) {
 // TestCoverSizeRounding pins the Python round (half to even) in the rule.
 func TestCoverSizeRounding(t *testing.T) {
 	for _, tc := range []struct{ sw, sh, tw, th, rw, rh int }{
-		{13, 4, 2, 2, 6, 2},      // 6.5 rounds to 6
-		{15, 4, 2, 2, 8, 2},      // 7.5 rounds to 8
+		{13, 4, 2, 2, 6, 2}, // 6.5 rounds to 6
+		{15, 4, 2, 2, 8, 2}, // 7.5 rounds to 8
 		{4000, 3000, 2720, 2048, 2731, 2048},
 		{1280, 720, 1344, 768, 1365, 768},
 		{100, 100, 50, 80, 80, 80},

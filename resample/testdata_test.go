@@ -28,6 +28,7 @@ type refCase struct {
 	InputSHA256 string   `json:"input_sha256"`
 	Out         string   `json:"out"`
 	Float       string   `json:"float"`
+	OutU8       string   `json:"out_u8"`
 	Orig        int      `json:"orig"`
 	New         int      `json:"new"`
 	Samples     int      `json:"samples"`

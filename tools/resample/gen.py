@@ -17,8 +17,11 @@ input so a drift between the two generators fails loudly). Three families:
                    and the official cover rule (resize to cover, centre crop)
   bicubic.json.gz  uint8 CHW -> float32 -> F.interpolate(bicubic,
                    antialias=True, align_corners=False) -> round_().clamp_()
-                   -> uint8, as HF's fast Qwen2-VL/Qwen3-VL processors do;
-                   the float32 result before rounding is kept too
+                   -> uint8 ("out"; the float32 result before rounding is
+                   kept for small cases, "float"), and, with torch >= 2.1,
+                   torchvision v2 resize of the uint8 CPU tensor, which takes
+                   ATen's native uint8 kernel ("out_u8"): HF's fast
+                   Qwen2-VL/Qwen3-VL processors call the latter on CPU
   audio.json.gz    torchaudio.functional.resample(x, orig, new) with its
                    defaults on float32 stereo
 
@@ -164,6 +167,25 @@ def gen_pil(out_dir):
     write(out_dir, "pil.json.gz", dict(versions={"pillow": PIL.__version__, "numpy": np.__version__}, cases=cases))
 
 
+def native_uint8_resize(chw, dw, dh):
+    """What torchvision.transforms.v2.functional.resize(BICUBIC,
+    antialias=True) returns for a uint8 CPU tensor, the call HF's fast
+    processors make: ATen's native uint8 kernel from torch 2.1 on. None
+    where that kernel or torchvision's v2 API is missing (torch 1.13 would
+    silently take the float path instead)."""
+    import torch
+    import torch.nn.functional as F
+    try:
+        from torchvision.transforms import InterpolationMode
+        from torchvision.transforms.v2 import functional as TF
+        native = F.interpolate(chw[None], size=(dh, dw), mode="bicubic", antialias=True, align_corners=False)[0]
+    except (ImportError, RuntimeError):
+        return None
+    tv = TF.resize(chw, [dh, dw], interpolation=InterpolationMode.BICUBIC, antialias=True)
+    assert torch.equal(tv, native), "torchvision did not take the native uint8 path"
+    return tv
+
+
 def gen_bicubic(out_dir):
     import torch
     import torch.nn.functional as F
@@ -177,6 +199,9 @@ def gen_bicubic(out_dir):
                     out=b64(u8.permute(1, 2, 0).numpy()))
         if dw * dh <= FLOAT_KEPT_PIXELS:  # float32 does not compress; keep it for small outputs
             case["float"] = b64(f.numpy().astype("<f4"))
+        u8 = native_uint8_resize(chw, dw, dh)
+        if u8 is not None:
+            case["out_u8"] = b64(u8.permute(1, 2, 0).numpy())
         cases.append(case)
     versions = {"torch": torch.__version__, "numpy": np.__version__,
                 "cpu_capability": torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else ""}
