@@ -20,38 +20,67 @@ type audioKernel struct {
 }
 
 // newAudioKernel reproduces _get_sinc_resample_kernel(orig, new, gcd, 6,
-// 0.99, "sinc_interp_hann", dtype=float32), the kernel
-// torchaudio.functional.resample builds for a float32 waveform: it is
-// computed in float32 tensor arithmetic (Python scalars become float32
-// operands), not in float64. sin and cos are evaluated in float64 and
-// rounded, where torch uses SLEEF's 1-ulp float32 versions; that is the
-// one source of difference (about 1e-7 relative).
-func newAudioKernel(orig, next int) audioKernel {
+// 0.99, "sinc_interp_hann", dtype). torchaudio.functional.resample passes
+// the waveform's dtype, so for float32 audio the kernel is computed in
+// float32 tensor arithmetic (Python scalars become float32 operands);
+// torchaudio.transforms.Resample leaves dtype None, which computes it in
+// float64 and casts to float32 at the end (wide64). The two kernels give
+// outputs 6e-6 apart (relative L2), so the choice matters at 1e-6.
+func newAudioKernel(orig, next int, wide64 bool) audioKernel {
 	g := gcd(orig, next)
 	orig, next = orig/g, next/g
 	base := float64(min(orig, next)) * audioRolloff
 	width := int(math.Ceil(float64(audioLowpassWidth*orig) / base))
 	taps := 2*width + orig
 	kern := audioKernel{orig: orig, next: next, width: width, taps: taps, k: make([]float32, next*taps)}
-	base32, pi32 := float32(base), float32(math.Pi)
-	scale32 := float32(base / float64(orig))
 	for p := range next {
-		phase := float32(-p) / float32(next)
 		for j := range taps {
-			idx := float32(j-width) / float32(orig)
-			t := float32(phase+idx) * base32
-			t = min(max(t, -audioLowpassWidth), audioLowpassWidth)
-			c := float32(math.Cos(float64(float32(float32(t*pi32)/audioLowpassWidth) / 2)))
-			window := float32(c * c)
-			t = float32(t * pi32)
-			s := float32(1)
-			if t != 0 {
-				s = float32(math.Sin(float64(t))) / t
+			if wide64 {
+				kern.k[p*taps+j] = audioTap64(p, j, orig, next, width, base)
+			} else {
+				kern.k[p*taps+j] = audioTap32(p, j, orig, next, width, base)
 			}
-			kern.k[p*taps+j] = float32(s * float32(window*scale32))
 		}
 	}
 	return kern
+}
+
+// audioTap32 is one kernel value in the float32 arithmetic of
+// functional.resample. sin and cos are evaluated in float64 and rounded,
+// where torch uses SLEEF's 1-ulp float32 versions: the one source of
+// difference (about 1e-7 relative).
+func audioTap32(p, j, orig, next, width int, base float64) float32 {
+	phase := float32(-p) / float32(next)
+	idx := float32(j-width) / float32(orig)
+	t := float32(phase+idx) * float32(base)
+	t = min(max(t, -audioLowpassWidth), audioLowpassWidth)
+	pi := float32(math.Pi)
+	c := float32(math.Cos(float64(float32(float32(t*pi)/audioLowpassWidth) / 2)))
+	window := float32(c * c)
+	t = float32(t * pi)
+	s := float32(1)
+	if t != 0 {
+		s = float32(math.Sin(float64(t))) / t
+	}
+	return float32(s * float32(window*float32(base/float64(orig))))
+}
+
+// audioTap64 is one kernel value as transforms.Resample computes it: in
+// float64, except that the phase -p/new is an int64 tensor divided by an
+// int and so lands in torch's default float32 before joining the float64
+// index; the product is cast to float32.
+func audioTap64(p, j, orig, next, width int, base float64) float32 {
+	phase := float64(float32(-p) / float32(next))
+	t := (phase + float64(j-width)/float64(orig)) * base
+	t = min(max(t, -audioLowpassWidth), audioLowpassWidth)
+	c := math.Cos(t * math.Pi / audioLowpassWidth / 2)
+	window := c * c
+	t *= math.Pi
+	s := 1.0
+	if t != 0 {
+		s = math.Sin(t) / t
+	}
+	return float32(s * (window * (base / float64(orig))))
 }
 
 func gcd(a, b int) int {
@@ -81,6 +110,17 @@ func AudioLength(n, orig, next int) int {
 // in float64 (torch sums float32 in its own order), so outputs agree to
 // about 1e-7 relative. Equal rates return a copy.
 func Audio(channels [][]float32, orig, next int) ([][]float32, error) {
+	return audio(channels, orig, next, false)
+}
+
+// AudioTransform is Audio as torchaudio.transforms.Resample(orig, next)
+// computes it: the same convolution with the kernel built in float64 (see
+// newAudioKernel).
+func AudioTransform(channels [][]float32, orig, next int) ([][]float32, error) {
+	return audio(channels, orig, next, true)
+}
+
+func audio(channels [][]float32, orig, next int, wide64 bool) ([][]float32, error) {
 	if orig <= 0 || next <= 0 {
 		return nil, fmt.Errorf("resample: audio %d Hz to %d Hz: rates must be positive", orig, next)
 	}
@@ -91,7 +131,7 @@ func Audio(channels [][]float32, orig, next int) ([][]float32, error) {
 		}
 		return out, nil
 	}
-	kern := newAudioKernel(orig, next)
+	kern := newAudioKernel(orig, next, wide64)
 	for c, ch := range channels {
 		out[c] = kern.apply(ch, AudioLength(len(ch), orig, next))
 	}

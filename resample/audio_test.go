@@ -17,7 +17,7 @@ func TestAudioMatchesTorchaudio(t *testing.T) {
 	for _, file := range audioRefs {
 		t.Run(file, func(t *testing.T) {
 			versions, cases := loadRef(t, file)
-			var worst float64
+			var worst, worstT float64
 			for _, c := range cases {
 				x := testAudio(c.Samples, c.Channels, c.Seed)
 				var flat []float32
@@ -25,28 +25,38 @@ func TestAudioMatchesTorchaudio(t *testing.T) {
 					flat = append(flat, ch...)
 				}
 				checkSHA(t, c, bytesOfFloat32s(flat))
-				got, err := Audio(x, c.Orig, c.New)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(c.AudioOut) != len(got) {
-					t.Fatalf("%s: %d channels, reference has %d", c.Name, len(got), len(c.AudioOut))
-				}
-				for ch, s := range c.AudioOut {
-					want := float32sLE(t, s)
-					if len(got[ch]) != len(want) {
-						t.Fatalf("%s: channel %d has %d samples, torchaudio %d", c.Name, ch, len(got[ch]), len(want))
-					}
-					e := relL2(got[ch], want)
-					worst = max(worst, e)
-					if e > audioMaxRelL2 {
-						t.Errorf("%s channel %d: relative L2 error %.3g", c.Name, ch, e)
-					}
-				}
+				worst = max(worst, checkAudio(t, c.Name+" functional", Audio, x, c, c.AudioOut))
+				worstT = max(worstT, checkAudio(t, c.Name+" transforms", AudioTransform, x, c, c.AudioOutT))
 			}
-			t.Logf("%v: %d cases, worst relative L2 %.3g", versions, len(cases), worst)
+			t.Logf("%v: %d cases, worst relative L2 %.3g (functional.resample), %.3g (transforms.Resample)", versions, len(cases), worst, worstT)
 		})
 	}
+}
+
+// checkAudio runs one resampler on x and returns its worst per-channel
+// relative L2 error against want.
+func checkAudio(t *testing.T, name string, f func([][]float32, int, int) ([][]float32, error), x [][]float32, c refCase, want []string) float64 {
+	t.Helper()
+	got, err := f(x, c.Orig, c.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("%s: %d channels, reference has %d", name, len(got), len(want))
+	}
+	var worst float64
+	for ch, s := range want {
+		w := float32sLE(t, s)
+		if len(got[ch]) != len(w) {
+			t.Fatalf("%s: channel %d has %d samples, torchaudio %d", name, ch, len(got[ch]), len(w))
+		}
+		e := relL2(got[ch], w)
+		worst = max(worst, e)
+		if e > audioMaxRelL2 {
+			t.Errorf("%s channel %d: relative L2 error %.3g", name, ch, e)
+		}
+	}
+	return worst
 }
 
 func relL2(a, b []float32) float64 {

@@ -34,6 +34,7 @@ type refCase struct {
 	Samples     int      `json:"samples"`
 	Channels    int      `json:"channels"`
 	AudioOut    []string `json:"-"`
+	AudioOutT   []string `json:"out_transform"`
 }
 
 type refFile struct {

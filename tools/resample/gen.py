@@ -23,7 +23,9 @@ input so a drift between the two generators fails loudly). Three families:
                    ATen's native uint8 kernel ("out_u8"): HF's fast
                    Qwen2-VL/Qwen3-VL processors call the latter on CPU
   audio.json.gz    torchaudio.functional.resample(x, orig, new) with its
-                   defaults on float32 stereo
+                   defaults on float32 stereo ("out"), and
+                   torchaudio.transforms.Resample(orig, new)(x)
+                   ("out_transform", whose kernel is built in float64)
 
 The script runs wherever these packages exist (pip install pillow torch
 torchvision torchaudio numpy works too); a family whose package is missing
@@ -216,8 +218,11 @@ def gen_audio(out_dir):
     for name, orig, new, n, ch, seed in AUDIO:
         x = test_audio(n, ch, seed)
         y = AF.resample(torch.from_numpy(x), orig, new).numpy()
+        # transforms.Resample builds its kernel in float64 (dtype=None).
+        yt = torchaudio.transforms.Resample(orig, new)(torch.from_numpy(x)).numpy()
         cases.append(dict(name=name, orig=orig, new=new, samples=n, channels=ch, seed=seed,
-                          input_sha256=sha(x.astype("<f4")), out=[b64(c.astype("<f4")) for c in y]))
+                          input_sha256=sha(x.astype("<f4")), out=[b64(c.astype("<f4")) for c in y],
+                          out_transform=[b64(c.astype("<f4")) for c in yt]))
     versions = {"torch": torch.__version__, "torchaudio": torchaudio.__version__, "numpy": np.__version__}
     write(out_dir, "audio.json.gz", dict(versions=versions, cases=cases))
 
