@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Reference outputs for package resample (resample/testdata/*.json.gz).
+"""Reference outputs for package resample (resample/testdata/**.json.gz).
 
-Last run with Debian 12 (bookworm) packages, installed by
-tools/resample/setup.sh:
-    python3-pil 9.4.0, python3-torch 1.13.1, python3-torchvision 0.14.1,
-    python3-torchaudio 0.13.1, python3-numpy 1.24.2
-Each output file records the versions it was made with ("versions").
+Ran with (each output file also records its versions under "versions"):
+  resample/testdata/*.json.gz         Debian 12 (bookworm) packages from
+      tools/resample/setup.sh: python3-pil 9.4.0, python3-torch 1.13.1,
+      python3-torchvision 0.14.1, python3-torchaudio 0.13.1,
+      python3-numpy 1.24.2 (CPU capability AVX2)
+  resample/testdata/torch2/*.json.gz  a pip environment with torch 2.11.0,
+      torchvision 0.26.0, torchaudio 2.11.0, Pillow 12.3.0, numpy 2.5.2
+      (CPU capability AVX512); its pil.json.gz came out identical to
+      Debian's and is not kept twice
 
+    tools/resample/setup.sh                    # Debian/Ubuntu: apt packages
     python3 tools/resample/gen.py [OUT_DIR]    # default resample/testdata
 
 Inputs are not stored: they come from integer-only formulas that
