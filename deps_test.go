@@ -58,6 +58,7 @@ func TestImportDirection(t *testing.T) {
 		{"h3studio/app", "h3studio/ui", "app is headless"},
 		{"h3studio/app", "fyne.io/fyne/v2", "app is headless"},
 		{"h3studio/metal", "h3studio/app", "metal sits below app"},
+		{"h3studio/resample", "h3studio", "resample is a leaf both media and the engine import"},
 	}
 	// A positive control, so an empty Deps list can't make the test vacuous.
 	for _, p := range pkgs {
@@ -93,7 +94,7 @@ func TestImportDirection(t *testing.T) {
 	// Pure-Go packages must build without cgo anywhere in their closure so
 	// they vet for darwin with CGO_ENABLED=0 and stay instant in the UI.
 	for _, p := range pkgs {
-		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
+		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
 			if has(p, "runtime/cgo") {
 				t.Errorf("%s pulls in cgo", p.ImportPath)
 			}
