@@ -92,10 +92,14 @@ func atenAATaps(inSize, outSize int) atenTaps {
 
 // atenAxis runs one ATen separable AA pass along x (horizontal) or y:
 // out = s0*w0, then out += sj*wj left to right in float32, as
-// interpolate_aa_single_dim does for float tensors; the += is fused, as
-// GCC contracts it in PyTorch's AVX2/AVX512 builds (fusing matches torch
-// 2.11 on more values than not; see TestBicubicAAMatchesTorch for the
-// residual).
+// interpolate_aa_single_dim does for float tensors. The compiled loop
+// rounds in a particular way we reproduce: the += terms go in groups of
+// four, rounded after each multiply and each add, and the leftover terms
+// ((n-1) mod 4 of them) are fused multiply-adds, the signature of an
+// unrolled-by-4 loop whose remainder the compiler contracted. Measured, not
+// read from the binary: with exactly this rule every float of the torch
+// 2.11 references (AVX512 build) matches bit for bit, and all-fused or
+// all-unfused sums miss up to a quarter of them.
 func atenAxis(src Planes, t atenTaps, horizontal bool) Planes {
 	out := Planes{Channels: src.Channels, Height: src.Height, Width: src.Width}
 	if horizontal {
@@ -121,7 +125,11 @@ func atenAxis(src Planes, t atenTaps, horizontal bool) Planes {
 				}
 				w := t.w[i*t.ksize : i*t.ksize+t.count[i]]
 				acc := float32(sp[base] * w[0])
-				for j := 1; j < len(w); j++ {
+				body := 1 + (len(w)-1)/4*4
+				for j := 1; j < body; j++ {
+					acc += float32(sp[base+j*step] * w[j])
+				}
+				for j := body; j < len(w); j++ {
 					acc = fma32(sp[base+j*step], w[j], acc)
 				}
 				op[y*out.Width+x] = acc
@@ -137,7 +145,9 @@ func atenAxis(src Planes, t atenTaps, horizontal bool) Planes {
 // separable_upsample_generic_Nd_kernel_impl with HelperInterpCubic): width
 // first, then height, each pass skipped when its size is unchanged, float32
 // weights and float32 sums, the intermediate kept in float32. Values are
-// not clamped (bicubic lobes overshoot), as in torch.
+// not clamped (bicubic lobes overshoot), as in torch. Bit-exact against
+// torch 2.11 on x86 (its CUDA kernel and torch 1.13 differ in the last
+// bits; on a CUDA tensor HF's processors take that path).
 func BicubicAA(src Planes, w, h int) (Planes, error) {
 	if src.Channels <= 0 || src.Width <= 0 || src.Height <= 0 || len(src.Pix) != src.Channels*src.Height*src.Width {
 		return Planes{}, fmt.Errorf("resample: bicubic: bad %dx%dx%d planes with %d values", src.Channels, src.Height, src.Width, len(src.Pix))
