@@ -13,6 +13,7 @@ import (
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/sampler"
+	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
 
@@ -28,6 +29,10 @@ type Options struct {
 	// latents kept across generations of one Engine (0: 16; negative: no
 	// cache).
 	CacheEntries int
+	// Exact runs every model in float32: weights widened from their stored
+	// type and attention K/V kept in f32 (about twice the memory and time;
+	// for comparing with a float32 reference, as the parity tests do).
+	Exact bool
 }
 
 // Engine is an opened snapshot: its partitions, the planner's profile of
@@ -40,6 +45,7 @@ type Engine struct {
 	backend *ggml.Backend
 	log     *slog.Logger
 	cache   *cache
+	exact   bool
 	// noise draws n standard normals from a seed as torch's CPU generator
 	// does (sampler.TorchNormal), the official pipeline's noise.
 	noise func(seed uint64, n int) []float32
@@ -75,7 +81,15 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal}, nil
+	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
+}
+
+// precision is the VAEs' attention precision for the engine's mode.
+func (e *Engine) precision() vae.Precision {
+	if e.exact {
+		return vae.Reference
+	}
+	return vae.Fast
 }
 
 // Close stops the backend. Generate must not be running.

@@ -44,6 +44,9 @@ func (g *generation) decode(ctx context.Context) error {
 	}
 	defer src.Close()
 	opt := vae.DecodeOptions{}
+	if g.e.exact {
+		opt.Precision = vae.Reference
+	}
 	if g.plan.Residency.VAEDecoder == plan.Streamed {
 		// The planner found the decoder tight: bound one call's activations
 		// by what the decode phase has left.
@@ -91,7 +94,7 @@ func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
 		return Audio{}, err
 	}
 	defer src.Close()
-	dec, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioDecoderPart, vae.AudioOptions{ChunkLatents: audioWindow, ContextLatents: audioContext})
+	dec, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioDecoderPart, vae.AudioOptions{ChunkLatents: audioWindow, ContextLatents: audioContext, Precision: g.e.precision()})
 	if err != nil {
 		return Audio{}, err
 	}

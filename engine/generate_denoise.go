@@ -94,7 +94,7 @@ func (g *generation) loadDiT(comp *weights.Component, src weights.Source) (*dit.
 	if g.plan.Residency.DiT == plan.Streamed {
 		res = dit.Streamed
 	}
-	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res})
+	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res, F32Weights: g.e.exact, ExactKV: g.e.exact})
 }
 
 // newGeneration builds the run's sequence, refined text and pinned
@@ -109,7 +109,7 @@ func (g *generation) newGeneration(m *dit.Model) (*dit.Generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	condVideo, condAudio, err := g.conditionRows(lay, m.Cfg)
+	condVideo, condAudio, err := g.conditionRows(m, seq, lay)
 	if err != nil {
 		return nil, err
 	}
@@ -187,16 +187,12 @@ func (g *generation) stepEvent(step, total int, el time.Duration, video []float3
 	g.sink(ev)
 }
 
-// conditionRows builds the pinned rows in sequence order: visual conditions
-// (anchors, reference images and clips) patchified and augmented
-// 0.999·clean + 0.001·noise, reference audio packed clean.
-func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, audio []float32, err error) {
-	visual := 0
-	for _, s := range lay.Segments {
-		if s.Kind == layout.SegAnchor || s.Kind == layout.SegRefImage || s.Kind == layout.SegRefVideo {
-			visual++
-		}
-	}
+// conditionRows checks every condition's latent against its segment and
+// has the DiT pin them (dit.PinnedRows: the official augmentation, drawn
+// from the request seed).
+func (g *generation) conditionRows(m *dit.Model, seq *dit.Sequence, lay *layout.Layout) (video, audio []float32, err error) {
+	cfg := m.Cfg
+	var vids, auds [][]float32
 	for _, s := range lay.Segments {
 		switch s.Kind {
 		case layout.SegAnchor, layout.SegRefImage, layout.SegRefVideo:
@@ -208,12 +204,7 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.LatentT || z.H != s.Canvas.LatentH() || z.W != s.Canvas.LatentW() || z.C != cfg.LatentChannels {
 				return nil, nil, fmt.Errorf("%s segment of input %d: latent %s, want %d x %d x %d", s.Kind, s.Ref+1, latentShape(z), s.LatentT, s.Canvas.LatentH(), s.Canvas.LatentW())
 			}
-			noise := g.conditionNoise(z.C, lay.LatentFrames+visual, z.T, z.H*z.W)
-			rows, err := dit.ConditionRows(append([]float32(nil), z.Data...), z.C, z.T, z.H, z.W, noise, dit.VisualCondTimestep)
-			if err != nil {
-				return nil, nil, err
-			}
-			video = append(video, rows...)
+			vids = append(vids, z.Data)
 		case layout.SegRefAudio:
 			in, err := g.input(s)
 			if err != nil {
@@ -223,25 +214,11 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.AudioT || z.C != cfg.AudioChannels {
 				return nil, nil, fmt.Errorf("audio segment of input %d: latent of %v steps, want %d", s.Ref+1, audioSteps(z), s.AudioT)
 			}
-			rows, err := dit.PackAudio(z.Data, z.C, z.T)
-			if err != nil {
-				return nil, nil, err
-			}
-			audio = append(audio, rows...)
+			auds = append(auds, z.Data)
 		}
 	}
-	return video, audio, nil
-}
-
-// conditionNoise is one visual condition's augmentation noise: the first t
-// latent frames of a [c, full, hw] draw.
-func (g *generation) conditionNoise(c, full, t, hw int) []float32 {
-	draw := g.e.noise(uint64(g.req.Seed), c*full*hw)
-	out := make([]float32, 0, c*t*hw)
-	for ch := 0; ch < c; ch++ {
-		out = append(out, draw[ch*full*hw:ch*full*hw+t*hw]...)
-	}
-	return out
+	seed := uint64(g.req.Seed)
+	return m.PinnedRows(seq, vids, auds, lay.LatentFrames, func(n int) []float32 { return g.e.noise(seed, n) })
 }
 
 func (g *generation) input(s layout.Segment) (*prepared, error) {

@@ -292,7 +292,7 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer src.Close()
-	enc, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioEncoderPart, vae.AudioOptions{})
+	enc, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioEncoderPart, vae.AudioOptions{Precision: g.e.precision()})
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,11 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if g.plan.Residency.TextEncoder == plan.Streamed {
 		res = textenc.Streamed
 	}
-	m, err := textenc.New(g.e.backend, src, cfg, textenc.Options{Residency: res, Logger: g.e.log})
+	opt := textenc.Options{Residency: res, Logger: g.e.log}
+	if g.e.exact {
+		opt.Weights, opt.KV = textenc.PrecisionF32, textenc.PrecisionF32
+	}
+	m, err := textenc.New(g.e.backend, src, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +145,10 @@ func (g *generation) visionItems() ([]textenc.Item, error) {
 }
 
 // qwenView resizes one decoded picture ([3][H][W] in [0, 1], exact
-// multiples of 1/255) from canvas src to dst the way Hugging Face's fast
-// Qwen processors do: 8-bit pixels, antialiased bicubic, rounded back to
-// 8 bits. The same canvas is returned as is.
+// multiples of 1/255) from canvas src to dst the way Hugging Face's Qwen
+// processors do on the CPU (where the official pipeline runs them):
+// torchvision's antialiased bicubic on 8-bit pixels, ATen's integer kernel.
+// The same canvas is returned as is.
 func qwenView(px []float32, src, dst layout.Canvas) ([]float32, error) {
 	if src == dst {
 		return px, nil
@@ -155,7 +160,7 @@ func qwenView(px []float32, src, dst layout.Canvas) ([]float32, error) {
 			rgb.Pix[3*i+ch] = uint8(math.Round(float64(px[ch*n+i]) * 255))
 		}
 	}
-	out, err := resample.BicubicAARGB(rgb, dst.Width, dst.Height)
+	out, err := resample.BicubicAAUint8(rgb, dst.Width, dst.Height)
 	if err != nil {
 		return nil, err
 	}

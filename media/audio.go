@@ -74,7 +74,7 @@ const soundtrackRate = 44100
 // way the official pipeline does (SGLang's reference_encoding._load_waveform):
 // FFmpeg makes stereo (its own -ac 2 mix) at the source's rate for an audio
 // file and at 44.1 kHz for a video's soundtrack, then one band-limited sinc
-// resample to 32 kHz as torchaudio's resample (package resample).
+// resample to 32 kHz as torchaudio.transforms.Resample (package resample).
 func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) (PCM, error) {
 	if opt.MaxDuration < 0 || opt.Start < 0 {
 		return PCM{}, fmt.Errorf("media: decode audio %s: invalid options %+v", path, opt)
@@ -138,7 +138,7 @@ func to32k(p PCM) (PCM, error) {
 	for i := 0; i < n; i++ {
 		planes[0][i], planes[1][i] = p.Samples[2*i], p.Samples[2*i+1]
 	}
-	out, err := resample.Audio(planes, p.Rate, SampleRate)
+	out, err := resample.AudioTransform(planes, p.Rate, SampleRate)
 	if err != nil {
 		return PCM{}, fmt.Errorf("media: resample %d Hz audio: %w", p.Rate, err)
 	}

@@ -223,7 +223,13 @@ func inputs(t *testing.T, m *Model, c *fixtureCase, s *Sequence) (video, audio [
 	cfg := m.Cfg
 	for i := 0; c.has(nameN("in.cond_video.", i)); i++ {
 		lat, sh := c.get(t, nameN("in.cond_video.", i))
-		noise, _ := c.get(t, nameN("in.cond_noise.", i))
+		// ComfyUI draws its augmentation noise in row shape; ConditionRows
+		// takes the official latent-shaped draw, so unpatchify it first.
+		noiseRows, _ := c.get(t, nameN("in.cond_noise.", i))
+		noise, err := UnpatchifyVideo(noiseRows, int(sh[0]), int(sh[1]), int(sh[2]), int(sh[3]))
+		if err != nil {
+			t.Fatal(err)
+		}
 		rows, err := ConditionRows(lat, int(sh[0]), int(sh[1]), int(sh[2]), int(sh[3]), noise, c.meta.Aug)
 		if err != nil {
 			t.Fatal(err)

@@ -323,8 +323,9 @@ func TestAdaLNTablesBF16(t *testing.T) {
 	expectClose(t, "bf16 tables", v, wv, tolKV)
 }
 
-// PinnedRows lays the conditions of the Ref2VA case out in sequence order:
-// its rows equal the reference's augmentation with our own noise draw.
+// PinnedRows lays the conditions of the Ref2VA case out in sequence order,
+// each augmented with the official draw: the prefix of a [24, T + n, h, w]
+// draw (T the target's latent frames, n the visual conditions).
 func TestPinnedRows(t *testing.T) {
 	b := cpuBackend(t)
 	m := loadTiny(t, b, false, Options{ExactKV: true})
@@ -338,14 +339,25 @@ func TestPinnedRows(t *testing.T) {
 	vid, _ := c.get(t, "in.cond_video.1")
 	a0, _ := c.get(t, "in.cond_audio.0")
 	a1, _ := c.get(t, "in.cond_audio.1")
-	v, a, err := m.PinnedRows(s, [][]float32{img, vid}, [][]float32{a0, a1}, 1234)
+	const targetT = 3
+	draws := 0
+	draw := func(n int) []float32 { draws++; return sampler.TorchNormal(1234, n) }
+	v, a, err := m.PinnedRows(s, [][]float32{img, vid}, [][]float32{a0, a1}, targetT, draw)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if draws != 2 {
+		t.Errorf("%d noise draws, want one per visual condition (2)", draws)
 	}
 	wantA, _ := c.get(t, "cond.audio_rows")
 	expectClose(t, "reference audio rows", a, wantA, 0)
 	clean, _ := PatchifyVideo(img, 24, 1, 4, 6)
-	noise := sampler.Noise(1234, 0, len(clean))
+	full := sampler.TorchNormal(1234, 24*(targetT+2)*4*6)
+	prefix := make([]float32, 0, 24*4*6) // the image's one latent frame of each channel
+	for ch := 0; ch < 24; ch++ {
+		prefix = append(prefix, full[ch*(targetT+2)*24:ch*(targetT+2)*24+24]...)
+	}
+	noise, _ := PatchifyVideo(prefix, 24, 1, 4, 6)
 	for i := range clean {
 		if want := float32(0.999)*clean[i] + float32(1-0.999)*noise[i]; v[i] != want {
 			t.Fatalf("row value %d: %v, want %v", i, v[i], want)
@@ -354,10 +366,10 @@ func TestPinnedRows(t *testing.T) {
 	if len(v) != (6+4)*96 {
 		t.Errorf("%d condition video values", len(v))
 	}
-	if _, _, err := m.PinnedRows(s, [][]float32{img}, [][]float32{a0, a1}, 1); err == nil {
+	if _, _, err := m.PinnedRows(s, [][]float32{img}, [][]float32{a0, a1}, targetT, draw); err == nil {
 		t.Error("missing clip latent accepted")
 	}
-	if _, _, err := m.PinnedRows(s, [][]float32{img, img}, [][]float32{a0, a1}, 1); err == nil {
+	if _, _, err := m.PinnedRows(s, [][]float32{img, img}, [][]float32{a0, a1}, targetT, draw); err == nil {
 		t.Error("misshaped clip latent accepted")
 	}
 }
