@@ -226,7 +226,7 @@ func openTinyForParity(t *testing.T) *engine.Engine {
 type discardOutput struct{}
 
 func (discardOutput) Begin(int, int, int, engine.Audio) error { return nil }
-func (discardOutput) Frame(int, engine.Pixels) error         { return nil }
+func (discardOutput) Frame(int, engine.Pixels) error          { return nil }
 
 // relL2 is ‖got − want‖ / ‖want‖ in float64.
 func relL2(got, want []float32) float64 {

@@ -10,10 +10,10 @@ import (
 
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
-	"h3studio/resample"
 	"h3studio/engine/textenc"
 	"h3studio/engine/tokenizer"
 	"h3studio/engine/weights"
+	"h3studio/resample"
 )
 
 // textResult is the encode phase's product: the Qwen residual stream and
