@@ -196,7 +196,7 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 
 // planMedia converts a probe's answer to the planner's header struct.
 func planMedia(info media.Info) plan.Media {
-	m := plan.Media{Width: info.Width, Height: info.Height, DurationS: info.DurationS, FPS: info.FPS, Frames: info.Frames}
+	m := plan.Media{Width: info.Width, Height: info.Height, DurationS: info.DurationS, FPS: info.FPS, Frames: info.Frames, AudioRate: info.AudioRate}
 	if info.HasAudio() {
 		m.AudioSeconds = info.DurationS
 	}

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// parityCases are the fixture cases TestEndToEndParity runs (gen.py makes
-// one more, ref2va_clip_sound, which TestEndToEndParityLong runs).
+// parityCases are the fixture cases TestEndToEndParity runs; the ones whose
+// reference VAE encodes take minutes on a CPU (official 2048-pixel picture
+// sizing, clips on their 768-class canvases) run under -tags long.
 var parityCases = []string{"t2va", "fl2va_first_last", "fl2va_last", "ref2va_mixed"}
 
 // compareParity checks every tapped stage against the reference and logs
@@ -29,6 +30,14 @@ func compareParity(t *testing.T, fx *fixture, cp *capture) {
 			taps = append(taps, c)
 		}
 	}
+	if fx.has("cond.video_rows.every4") { // a large set keeps every 4th row of 96 values
+		var sub []float32
+		rows := cp.floats["cond.video_rows"]
+		for r := 0; r*96 < len(rows); r += 4 {
+			sub = append(sub, rows[r*96:(r+1)*96]...)
+		}
+		checkClose(t, "cond.video_rows/4", sub, fx.floats(t, "cond.video_rows.every4"), latentTolerance)
+	}
 	for k := 0; k < fx.spec.Steps; k++ {
 		taps = append(taps, fmt.Sprintf("step.video.%d", k), fmt.Sprintf("step.audio.%d", k))
 	}
@@ -36,6 +45,16 @@ func compareParity(t *testing.T, fx *fixture, cp *capture) {
 	for _, name := range taps {
 		checkClose(t, name, cp.floats[name], fx.floats(t, fixtureName(name)), latentTolerance)
 	}
+	if fx.has("decode.frames") {
+		compareFrames(t, fx, cp)
+	}
+	checkClose(t, "decode.audio", cp.floats["decode.audio"], fx.floats(t, "decode.audio"), decodeTolerance)
+}
+
+// compareFrames checks the decoded float frames (the reference is
+// [3][F][H][W], the engine hands [3][H][W] per frame).
+func compareFrames(t *testing.T, fx *fixture, cp *capture) {
+	t.Helper()
 	frames := fx.floats(t, "decode.frames")
 	var got []float32
 	n := 0
@@ -46,14 +65,13 @@ func compareParity(t *testing.T, fx *fixture, cp *capture) {
 	}
 	plane := len(frames) / n / 3
 	want := make([]float32, 0, len(frames))
-	for k := 0; k < n; k++ { // the reference is [3][F][H][W], the engine hands [3][H][W] per frame
+	for k := 0; k < n; k++ {
 		got = append(got, cp.floats[fmt.Sprintf("decode.frame.%d", k)]...)
 		for ch := 0; ch < 3; ch++ {
 			want = append(want, frames[(ch*n+k)*plane:(ch*n+k+1)*plane]...)
 		}
 	}
 	checkClose(t, "decode.frames", got, want, decodeTolerance)
-	checkClose(t, "decode.audio", cp.floats["decode.audio"], fx.floats(t, "decode.audio"), decodeTolerance)
 }
 
 // fixtureName maps a tap name to the generator's tensor name.

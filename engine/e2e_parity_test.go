@@ -51,6 +51,9 @@ type paritySpec struct {
 	First  string  `json:"first"`
 	Last   string  `json:"last"`
 	Refs   []refIn `json:"refs"`
+	// ResizeMode is the reference-image sizing (SGLang's
+	// reference_resize_mode: diffusers, match or max).
+	ResizeMode string `json:"resize_mode"`
 }
 
 type refIn struct {
@@ -116,7 +119,8 @@ func (fx *fixture) request() app.Request {
 		return filepath.Join(parityDir, "inputs", p)
 	}
 	r := app.Request{Prompt: fx.spec.Prompt, Seed: fx.spec.Seed, Steps: fx.spec.Steps, Frames: fx.spec.Frames,
-		Width: fx.spec.Canvas[0], Height: fx.spec.Canvas[1], FirstFrame: in(fx.spec.First), LastFrame: in(fx.spec.Last)}
+		Width: fx.spec.Canvas[0], Height: fx.spec.Canvas[1], FirstFrame: in(fx.spec.First), LastFrame: in(fx.spec.Last),
+		RefImageSize: fx.spec.ResizeMode}
 	for _, ref := range fx.spec.Refs {
 		if ref.Kind == "keyframe" { // the generator's record of an FL2VA anchor
 			continue

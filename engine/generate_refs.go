@@ -151,7 +151,7 @@ func (g *generation) decodeRef(ctx context.Context, ref Reference, rl *layout.Re
 		if err != nil {
 			return pd, err
 		}
-		pd.sound = stereoPlanar(a, layout.AudioSamples(rl.UsedSeconds))
+		pd.sound = stereoPlanar(a, rl.AudioSamples)
 	}
 	return pd, nil
 }

@@ -107,7 +107,9 @@ func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) 
 		rate = soundtrackRate
 		args = append(args, "-ar", strconv.Itoa(rate))
 	}
-	args = append(args, "-t", seconds(opt.MaxDuration), "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1")
+	// %.9g as the official extraction formats it: FFmpeg cuts at the
+	// nearest sample, so the digits decide the count.
+	args = append(args, "-t", strconv.FormatFloat(opt.MaxDuration.Seconds(), 'g', 9, 64), "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
 	p.strict = true
 	limit := int64(opt.MaxDuration.Seconds()*float64(rate)+float64(rate)) * Channels * 4

@@ -66,6 +66,25 @@ func AudioLatentsForSamples(samples int) int {
 	return (samples + AudioHop - 1) / AudioHop
 }
 
+// SoundtrackRate is the rate the official pipeline extracts a video's
+// soundtrack at before resampling to 32 kHz.
+const SoundtrackRate = 44100
+
+// AudioSamplesFrom is how many 32 kHz samples the official audio chain
+// yields for seconds of audio at the source's rate (0: 32 kHz): FFmpeg cuts
+// round(seconds·rate) samples, then torchaudio's resample gives
+// ceil(n·32000/rate) (SGLang's reference_encoding._load_waveform).
+func AudioSamplesFrom(seconds float64, rate int) int {
+	if rate <= 0 {
+		rate = AudioSampleRate
+	}
+	n := int(math.Round(seconds * float64(rate)))
+	if rate == AudioSampleRate {
+		return n
+	}
+	return int((int64(n)*AudioSampleRate + int64(rate) - 1) / int64(rate))
+}
+
 // AudioSamples is the sample count of a duration at 32 kHz.
 func AudioSamples(seconds float64) int {
 	return int(math.Round(seconds * AudioSampleRate))

@@ -93,6 +93,7 @@ type Ref struct {
 	Source       Canvas  // image or clip pixel size
 	SourceFrames int     // clip length in frames at 24 fps
 	AudioSeconds float64 // audio clip or soundtrack length
+	AudioRate    int     // an audio clip's sample rate (0: 32 kHz)
 
 	Policy       ImagePolicy // images
 	CapShortEdge int         // images: extra down-scale of the short edge (0 = none)
@@ -143,6 +144,7 @@ type RefLayout struct {
 	VAEFrames    int     // the first frames of F' the video VAE encodes
 	LatentFrames int     // DiT latent frames (1 for an image)
 	UsedSeconds  float64 // audio actually used (soundtrack cut, 15 s total cap)
+	AudioSamples int     // 32 kHz samples of the used audio (AudioSamplesFrom)
 	AudioLatents int     // Ta of the used audio
 	DiTRows      int
 	QwenTokens   int // this reference's share of the Qwen sequence, labels included
@@ -280,7 +282,12 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 				}
 			}
 			audioLeft -= rl.UsedSeconds
-			rl.AudioLatents = AudioLatentsForSamples(AudioSamples(rl.UsedSeconds))
+			rate := r.AudioRate
+			if r.Kind == RefVideoAudio {
+				rate = SoundtrackRate
+			}
+			rl.AudioSamples = AudioSamplesFrom(rl.UsedSeconds, rate)
+			rl.AudioLatents = AudioLatentsForSamples(rl.AudioSamples)
 			rl.DiTRows += 2 * rl.AudioLatents
 		}
 		out[i] = rl

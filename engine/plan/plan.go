@@ -16,6 +16,9 @@ type Media struct {
 	FPS           float64
 	Frames        int
 	AudioSeconds  float64 // soundtrack or audio file length (0 = none)
+	// AudioRate is an audio file's sample rate (the official chain
+	// resamples from it; a video's soundtrack is extracted at 44.1 kHz).
+	AudioRate int
 }
 
 // framesAt24 is how many frames a bounded 24 fps decode yields.
@@ -196,6 +199,7 @@ func newState(r Request) (state, error) {
 			lr.AudioSeconds = ref.Media.AudioSeconds
 		case layout.RefAudio:
 			lr.AudioSeconds = ref.Media.DurationS
+			lr.AudioRate = ref.Media.AudioRate
 			if lr.AudioSeconds == 0 {
 				lr.AudioSeconds = ref.Media.AudioSeconds
 			}
