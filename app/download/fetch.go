@@ -148,10 +148,13 @@ func (c *Client) fetchFile(ctx context.Context, p *Plan, f File, m *meter) error
 		err := c.transfer(ctx, p.Snapshot, pt, m)
 		var r *retryable
 		if !errors.As(err, &r) {
-			if err != nil {
-				return err
+			if err == nil {
+				return pt.commit(final)
 			}
-			return pt.commit(final)
+			if errors.Is(err, ErrAuth) || errors.Is(err, ErrNoSpace) || ctx.Err() != nil {
+				return err // the bytes so far are good; the next run resumes them
+			}
+			return pt.discard(err)
 		}
 		if pt.have > before {
 			tries, delay = 0, c.retryDelay

@@ -78,11 +78,7 @@ func (pt *partial) write(b []byte) error {
 // is removed and refused in one sentence.
 func (pt *partial) commit(final string) error {
 	if err := pt.verify(); err != nil {
-		pt.file.Close()
-		if rmErr := os.Remove(pt.path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-			return errors.Join(err, rmErr)
-		}
-		return err
+		return pt.discard(err)
 	}
 	if err := pt.file.Sync(); err != nil {
 		pt.file.Close()
@@ -116,6 +112,15 @@ func (pt *partial) verify() error {
 		return &FileError{Path: f.Path, Msg: fmt.Sprintf("is corrupt (its %s is %.12s…, the hub lists %.12s…) and was removed; run the download again", kind, got, want)}
 	}
 	return nil
+}
+
+// discard removes the partial file of a file that failed with err.
+func (pt *partial) discard(err error) error {
+	pt.file.Close()
+	if rmErr := os.Remove(pt.path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		return errors.Join(err, rmErr)
+	}
+	return err
 }
 
 // close releases the file if commit did not.
