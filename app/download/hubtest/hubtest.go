@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,7 +62,6 @@ type Server struct {
 
 	mu     sync.Mutex
 	files  map[string]*entry
-	byHash map[string]*entry
 	faults map[string][]Fault
 	log    []Request
 }
@@ -74,7 +74,7 @@ type entry struct {
 
 // New serves the files under dir as repo ("OWNER/NAME").
 func New(repo, dir string) (*Server, error) {
-	s := &Server{Repo: repo, files: map[string]*entry{}, byHash: map[string]*entry{}, faults: map[string][]Fault{}}
+	s := &Server{Repo: repo, files: map[string]*entry{}, faults: map[string][]Fault{}}
 	commit := sha1.New()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -89,9 +89,6 @@ func New(repo, dir string) (*Server, error) {
 			return err
 		}
 		s.files[e.rel] = e
-		if e.sha256 != "" {
-			s.byHash[e.sha256] = e
-		}
 		fmt.Fprintf(commit, "%s %s\n", e.blob, e.rel)
 		return nil
 	})
@@ -233,12 +230,15 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Linked-Size", strconv.FormatInt(e.size, 10))
 	w.Header().Set("X-Linked-Etag", `"`+e.sha256+`"`)
-	http.Redirect(w, r, s.CDN.URL+"/blobs/"+e.sha256+"?expires="+strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10), http.StatusFound)
+	q := url.Values{"file": {e.rel}, "expires": {strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}}
+	http.Redirect(w, r, s.CDN.URL+"/blobs/"+e.sha256+"?"+q.Encode(), http.StatusFound)
 }
 
+// blob serves an LFS object. The file name in the query keeps two paths
+// with the same bytes apart, so a fault injected for one hits only it.
 func (s *Server) blob(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.byHash[r.PathValue("sha")]
-	if !ok {
+	e, ok := s.files[r.URL.Query().Get("file")]
+	if !ok || e.sha256 != r.PathValue("sha") {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
