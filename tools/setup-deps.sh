@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build and test H3 Studio: on
-# Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS for
-# the bench reference, curl for the download bench); on macOS it says what to install. Quiet when
-# everything is present.
+# Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS and
+# curl for the bench references); on macOS it says what to install. Quiet
+# when everything is present.
 set -euo pipefail
 
 case "$(uname -s)" in
