@@ -171,7 +171,7 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 }
 
 func (pp *progressPrinter) print(p download.Progress) {
-	line := progressText(p)
+	line := DownloadStatus(p)
 	if pp.terminal {
 		const width = 30
 		filled := 0
@@ -194,9 +194,10 @@ func (pp *progressPrinter) print(p download.Progress) {
 	}
 }
 
-// progressText is one progress line: "12.3 GB of 134.2 GB (9%), 3 of 62
-// files, 85.2 MB/s, 24m10s left".
-func progressText(p download.Progress) string {
+// DownloadStatus is one line of download progress, the same in the
+// terminal and the window: "12.3 GB of 134.2 GB (9%), 3 of 62 files,
+// 85.2 MB/s, 24m10s left".
+func DownloadStatus(p download.Progress) string {
 	pct := 100.0
 	if p.Total > 0 {
 		pct = 100 * float64(p.Done) / float64(p.Total)
