@@ -20,7 +20,7 @@ GGML_INC   = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/ba
 # screenshot tool that drives the real window).
 NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
-.PHONY: all build run test test-long bench vet abi-check ci deps mac-test mac-bench screenshots clean
+.PHONY: all build run test test-long bench vet abi-check ci deps app mac-test mac-bench screenshots clean
 
 all: build
 
@@ -52,6 +52,11 @@ abi-check:
 	gcc -std=c11 -fsyntax-only -I$(GGML_INC) tools/abicheck/abicheck.c
 
 ci: vet abi-check test
+
+# The double-clickable bin/H3 Studio.app, from FyneApp.toml (a Mac only;
+# elsewhere it says so in one line).
+app:
+	@tools/mac-app.sh
 
 # On a Mac (Xcode command line tools): the backend suite on Metal against the
 # CPU backend, and Metal timings for matmul and attention.
