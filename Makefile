@@ -69,9 +69,15 @@ app:
 	@tools/mac-app.sh
 
 # On a Mac (Xcode command line tools): the backend suite on Metal against the
-# CPU backend, and Metal timings for matmul and attention.
+# CPU backend; then the model parity fixtures (DiT, Qwen3-VL, video and
+# audio VAE, and the engine's end-to-end parity, which MAC_PARITY names) on
+# Metal with half-precision tolerances, failing on any node the scheduler
+# puts on the CPU (engine/ggml/ggmltest: a test opts in by opening its
+# backend there); and Metal timings for matmul and attention.
+MAC_PARITY = ^Test(Parity|SamplerTrajectory|EndToEndParity|AudioEncode|AudioDecode|VideoEncode|VideoDecode)
 mac-test:
 	$(GO) test -tags metal -timeout 30m ./engine/ggml/... ./metal/...
+	$(GO) test -tags metal -timeout 60m -run '$(MAC_PARITY)' ./engine/ ./engine/dit/ ./engine/textenc/ ./engine/vae/
 
 mac-bench:
 	$(GO) test -tags metal -run '^$$' -bench . -benchtime 3x ./metal/...
