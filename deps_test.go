@@ -10,7 +10,8 @@ import (
 
 // TestImportDirection enforces ARCHITECTURE.md's dependency rules with the
 // go command itself: ui -> app -> engine/* -> engine/ggml; media and the
-// planner are pure Go; the engine never reaches back into app, ui or media.
+// planner are pure Go; the download (app/download) knows no model; the
+// engine never reaches back into app, ui or media.
 func TestImportDirection(t *testing.T) {
 	cmd := exec.Command("go", "list", "-json", "./...")
 	out, err := cmd.Output()
@@ -58,6 +59,8 @@ func TestImportDirection(t *testing.T) {
 		{"h3studio/app", "h3studio/ui", "app is headless"},
 		{"h3studio/app", "fyne.io/fyne/v2", "app is headless"},
 		{"h3studio/metal", "h3studio/app", "metal sits below app"},
+		{"h3studio/app/download", "h3studio/engine", "the download knows files, not the model; app validates the folder"},
+		{"h3studio/app/download", "h3studio/media", "the download knows files, not media"},
 	}
 	// A positive control, so an empty Deps list can't make the test vacuous.
 	for _, p := range pkgs {
