@@ -40,6 +40,9 @@ type Options struct {
 	// RetryDelay is the first wait before retrying a dropped transfer; it
 	// doubles up to 30 s (0: 1 s).
 	RetryDelay time.Duration
+	// StallTimeout gives up on a request that has received nothing for
+	// this long, and resumes it (0: 60 s).
+	StallTimeout time.Duration
 	// Transport carries the requests (nil: http.DefaultTransport).
 	Transport http.RoundTripper
 	// UserAgent names the application in requests ("": h3studio).
@@ -50,12 +53,13 @@ type Options struct {
 
 // Client talks to one hub.
 type Client struct {
-	base        *url.URL
-	http        *http.Client
-	hasToken    bool
-	concurrency int
-	retryDelay  time.Duration
-	log         *slog.Logger
+	base         *url.URL
+	http         *http.Client
+	hasToken     bool
+	concurrency  int
+	retryDelay   time.Duration
+	stallTimeout time.Duration
+	log          *slog.Logger
 }
 
 // New checks o and returns a client for its hub.
@@ -74,6 +78,9 @@ func New(o Options) (*Client, error) {
 	}
 	if c.retryDelay <= 0 {
 		c.retryDelay = time.Second
+	}
+	if c.stallTimeout = o.StallTimeout; c.stallTimeout <= 0 {
+		c.stallTimeout = time.Minute
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -235,6 +235,35 @@ func TestResumeAfterDrop(t *testing.T) {
 	}
 }
 
+// A transfer that stops sending without closing is given up after the
+// stall timeout and resumed from where it stopped.
+func TestResumeAfterStall(t *testing.T) {
+	fx := newFixture(t)
+	fx.hub.Inject(bigFile, hubtest.Stall)
+	c, err := New(Options{Endpoint: fx.hub.Hub.URL, Token: fx.hub.Token, RetryDelay: time.Millisecond, StallTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.List(context.Background(), testRepo, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.Fetch(context.Background(), p, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, tree(t, p.Dir), tree(t, fx.src))
+	reqs := requestsFor(fx.hub, "/blobs/"+fx.sha(t, bigFile))
+	if len(reqs) != 2 || reqs[1].Status != 206 || reqs[1].Range == "bytes=0-" {
+		t.Errorf("requests for the stalled file: %+v, want a 206 resuming it", reqs)
+	}
+	t.Logf("stalled transfer resumed with %s after %v", reqs[len(reqs)-1].Range, time.Since(start).Round(time.Millisecond))
+}
+
 func (fx *fixture) sha(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fx.src, filepath.FromSlash(path)))
@@ -358,6 +387,26 @@ func TestTruncatedRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	assertAbsent(t, dst, path)
+}
+
+// A busy hub (503) is asked again; the file arrives.
+func TestRetryWhenBusy(t *testing.T) {
+	fx := newFixture(t)
+	const path = "README.md"
+	fx.hub.Inject(path, hubtest.Busy)
+	fx.hub.Inject(path, hubtest.Busy)
+	dst := t.TempDir()
+	if _, err := fx.fetch(t, dst, ""); err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, tree(t, dst), tree(t, fx.src))
+	var codes []int
+	for _, r := range requestsFor(fx.hub, "/"+path) {
+		codes = append(codes, r.Status)
+	}
+	if len(codes) != 3 || codes[0] != 503 || codes[2] != 200 {
+		t.Errorf("statuses %v, want 503, 503, 200", codes)
+	}
 }
 
 // A listed file the hub answers 404 for fails alone; the rest arrives.

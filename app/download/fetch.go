@@ -181,6 +181,10 @@ func (r *retryable) Error() string { return r.err.Error() }
 // transfer makes one request for the rest of the file and writes what
 // arrives. nil means the server sent all it has; commit then checks it.
 func (c *Client) transfer(ctx context.Context, s *Snapshot, pt *partial, m *meter) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchdog := time.AfterFunc(c.stallTimeout, func() { cancel(errStalled) })
+	defer watchdog.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.resolveURL(s, pt.f), nil)
 	if err != nil {
 		return fmt.Errorf("download: %s: %w", pt.f.Path, err)
@@ -192,10 +196,7 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, pt *partial, m *mete
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &retryable{err}
+		return transportError(ctx, err)
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
@@ -224,7 +225,8 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, pt *partial, m *mete
 	if pt.f.SHA256 == "" {
 		pt.etag = strings.Trim(strings.TrimPrefix(resp.Header.Get("ETag"), "W/"), `"`)
 	}
-	if err := copyBody(ctx, resp.Body, pt, m); err != nil {
+	body := &watched{r: resp.Body, alive: func() { watchdog.Reset(c.stallTimeout) }}
+	if err := copyBody(ctx, body, pt, m); err != nil {
 		return err
 	}
 	if resp.ContentLength < 0 && pt.have < pt.f.Size {
@@ -288,11 +290,34 @@ func fill(r io.Reader, buf []byte) (int, error) {
 	return n, nil
 }
 
+// errStalled ends a request that received nothing for the stall timeout.
+var errStalled = errors.New("no data arrived for a while")
+
+// transportError classifies a failed request or body read; ctx is the
+// request's own, whose cause tells a stall from a cancelled download.
 func transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
+	switch cause := context.Cause(ctx); {
+	case cause == nil:
+		return &retryable{err}
+	case errors.Is(cause, errStalled):
+		return &retryable{errStalled}
+	default:
 		return ctx.Err()
 	}
-	return &retryable{err}
+}
+
+// watched reports every read that brings bytes, to hold off the watchdog.
+type watched struct {
+	r     io.Reader
+	alive func()
+}
+
+func (w *watched) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if n > 0 {
+		w.alive()
+	}
+	return n, err
 }
 
 // rangeStart reads the first byte of "bytes START-END/TOTAL".

@@ -42,6 +42,11 @@ const (
 	Missing
 	// Short serves the file one byte shorter than listed, as complete.
 	Short
+	// Stall sends half of the bytes asked for, then nothing more until the
+	// client gives up.
+	Stall
+	// Busy answers 503 Service Unavailable.
+	Busy
 )
 
 // Request is one request a listener answered.
@@ -260,12 +265,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e *entry) {
 	case Missing:
 		http.Error(w, "Entry not found", http.StatusNotFound)
 		return
+	case Busy:
+		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+		return
 	case Short:
 		content = io.NewSectionReader(f, 0, e.size-1)
 	case Corrupt:
 		content = &flipped{ReaderAt: f, size: e.size, at: e.size / 2}
 	case Drop:
 		w = &dropWriter{ResponseWriter: w, left: -1}
+	case Stall:
+		w = &dropWriter{ResponseWriter: w, left: -1, stall: r.Context().Done()}
 	}
 	http.ServeContent(w, r, "", time.Time{}, content)
 }
@@ -304,10 +314,12 @@ func (f *flipped) Seek(off int64, whence int) (int64, error) {
 }
 
 // dropWriter passes half of the announced body, then aborts the
-// handler, which closes the connection mid-transfer.
+// handler, which closes the connection mid-transfer; with stall set it
+// first waits for the client to give up.
 type dropWriter struct {
 	http.ResponseWriter
-	left int64 // -1 until the headers are written
+	left  int64 // -1 until the headers are written
+	stall <-chan struct{}
 }
 
 func (d *dropWriter) Write(p []byte) (int, error) {
@@ -321,6 +333,9 @@ func (d *dropWriter) Write(p []byte) (int, error) {
 	}
 	d.ResponseWriter.Write(p[:d.left])
 	d.ResponseWriter.(http.Flusher).Flush()
+	if d.stall != nil {
+		<-d.stall
+	}
 	panic(http.ErrAbortHandler)
 }
 
