@@ -123,6 +123,20 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // the repository.
 var ErrAuth = errors.New("download: not authorized")
 
+// stopError is a failure that ends the whole download; Is reports its
+// sentinel (ErrAuth, ErrNoSpace) while the text stays one sentence.
+type stopError struct {
+	kind error
+	msg  string
+}
+
+func (e *stopError) Error() string        { return "download: " + e.msg }
+func (e *stopError) Is(target error) bool { return target == e.kind }
+
+func stop(kind error, format string, args ...any) error {
+	return &stopError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
 // statusError turns a hub refusal into one sentence; path is empty for the
 // listing itself.
 func (c *Client) statusError(code int, repo, path, revision string) error {
@@ -132,9 +146,9 @@ func (c *Client) statusError(code int, repo, path, revision string) error {
 	}
 	switch {
 	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.hasToken:
-		return fmt.Errorf("%w: the hub refused the token for %s (%d); HF_TOKEN is expired, revoked or lacks access, so make a new one in your hub account settings", ErrAuth, what, code)
+		return stop(ErrAuth, "the hub refused the token for %s (%d); HF_TOKEN is expired, revoked or lacks access, so make a new one in your hub account settings", what, code)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return fmt.Errorf("%w: %s needs a token (%d): it is gated or private, so accept its terms on the hub and set HF_TOKEN", ErrAuth, what, code)
+		return stop(ErrAuth, "%s needs a token (%d): it is gated or private, so accept its terms on the hub and set HF_TOKEN", what, code)
 	case code == http.StatusNotFound && path == "":
 		return fmt.Errorf("download: the hub at %s has no repository %s at revision %s (404); check the name and --revision", c.base.Host, repo, revision)
 	case code == http.StatusNotFound:

@@ -151,7 +151,7 @@ func (g *gitBlob) Reset() {
 // the whole download and keeps the partial file for the next run.
 func writeError(f File, path string, err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Errorf("%w: the disk filled while writing %s; what arrived is kept in %s, so free some space and run the download again to resume", ErrNoSpace, f.Path, path)
+		return stop(ErrNoSpace, "the disk filled while writing %s; what arrived is kept in %s, so free some space and run the download again to resume", f.Path, path)
 	}
 	return &FileError{Path: f.Path, Msg: fmt.Sprintf("cannot be written (%v); check the folder's permissions", err)}
 }

@@ -49,7 +49,7 @@ func Prepare(s *Snapshot, dir string) (*Plan, error) {
 	}
 	p.Free = free
 	if free >= 0 && p.Need > free {
-		return nil, fmt.Errorf("%w: %s needs %s more but its disk has %s free; free some space or choose another folder", ErrNoSpace, dir, Bytes(p.Need), Bytes(free))
+		return nil, stop(ErrNoSpace, "%s needs %s more but its disk has %s free; free some space or choose another folder", dir, Bytes(p.Need), Bytes(free))
 	}
 	return p, nil
 }
