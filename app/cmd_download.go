@@ -117,7 +117,7 @@ func runDownload(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep, res, err := Download(ctx, req, DownloadEvents{
 		Planned: func(p *download.Plan) {
 			fmt.Fprintf(stdout, "%s at %s (commit %.12s): %d files, %s\n", p.Repo, p.Revision, p.Commit, len(p.Files), download.Bytes(p.Size()))
-			fmt.Fprintf(stdout, "%d already here; %s to fetch into %s (%s free)\n", len(p.Complete), download.Bytes(p.Need), p.Dir, freeText(p.Free))
+			fmt.Fprintf(stdout, "%d already here; %s to fetch into %s (%s)\n", len(p.Complete), download.Bytes(p.Need), p.Dir, FreeText(p.Free))
 		},
 		Progress: bar.print,
 	})
@@ -144,11 +144,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func freeText(n int64) string {
+// FreeText words a download.Plan's free space: "75.8 GB free".
+func FreeText(n int64) string {
 	if n < 0 {
 		return "free space unknown"
 	}
-	return download.Bytes(n)
+	return download.Bytes(n) + " free"
 }
 
 // progressPrinter draws a bar that rewrites itself on a terminal, and

@@ -98,7 +98,7 @@ func (g *getModel) run() {
 		defer cancel()
 		_, res, err := app.Download(ctx, req, app.DownloadEvents{
 			Planned: func(p *download.Plan) {
-				text := fmt.Sprintf("%d files, %s; %s to fetch, %s free.", len(p.Files), download.Bytes(p.Size()), download.Bytes(p.Need), download.Bytes(p.Free))
+				text := fmt.Sprintf("%d files, %s; %s to fetch, %s.", len(p.Files), download.Bytes(p.Size()), download.Bytes(p.Need), app.FreeText(p.Free))
 				co.post(func() { g.status.SetText(text) })
 			},
 			Progress: func(p download.Progress) {
