@@ -138,13 +138,17 @@ func stop(kind error, format string, args ...any) error {
 }
 
 // statusError turns a hub refusal into one sentence; path is empty for the
-// listing itself.
-func (c *Client) statusError(code int, repo, path, revision string) error {
+// listing itself. The hub answers 401, not 404, for a repository it does
+// not show an anonymous client, and says which in X-Error-Code.
+func (c *Client) statusError(resp *http.Response, repo, path, revision string) error {
+	code := resp.StatusCode
 	what := repo
 	if path != "" {
 		what = path + " of " + repo
 	}
 	switch {
+	case resp.Header.Get("X-Error-Code") == "RepoNotFound":
+		return fmt.Errorf("download: the hub at %s has no repository %s that this client may see (%d); check the name, and set HF_TOKEN if it is private", c.base.Host, repo, code)
 	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.hasToken:
 		return stop(ErrAuth, "the hub refused the token for %s (%d); HF_TOKEN is expired, revoked or lacks access, so make a new one in your hub account settings", what, code)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:

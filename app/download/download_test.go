@@ -441,6 +441,22 @@ func TestRefusedToken(t *testing.T) {
 	}
 }
 
+// An unknown repository is told apart from a gated one, as the hub marks
+// it, and an unknown revision names --revision.
+func TestUnknownRepository(t *testing.T) {
+	fx := newFixture(t)
+	c := fx.client(t, fx.hub.Token)
+	if _, err := c.List(context.Background(), testRepo, "no-such-branch", ""); err == nil || !strings.Contains(err.Error(), "--revision") {
+		t.Errorf("unknown revision: %v", err)
+	}
+	if _, err := c.List(context.Background(), "someone/else", "", ""); err == nil || !strings.Contains(err.Error(), "no repository someone/else") {
+		t.Errorf("unknown repository: %v", err)
+	}
+	if _, err := c.List(context.Background(), "a/b/c", "", ""); err == nil || !strings.Contains(err.Error(), "OWNER/NAME") {
+		t.Errorf("malformed id: %v", err)
+	}
+}
+
 func TestListRefusesEscapingPaths(t *testing.T) {
 	size := int64(1)
 	for _, name := range []string{"../x", "/etc/passwd", "a/../../b", "a//b", ""} {

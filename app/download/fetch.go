@@ -220,7 +220,7 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, pt *partial, m *mete
 	case code == http.StatusTooManyRequests || code >= 500:
 		return &retryable{fmt.Errorf("the hub answered %d %s", code, http.StatusText(code))}
 	default:
-		return c.statusError(code, s.Repo, pt.f.Path, s.Revision)
+		return c.statusError(resp, s.Repo, pt.f.Path, s.Revision)
 	}
 	if pt.f.SHA256 == "" {
 		pt.etag = strings.Trim(strings.TrimPrefix(resp.Header.Get("ETag"), "W/"), `"`)

@@ -88,7 +88,7 @@ func (c *Client) List(ctx context.Context, repo, revision, partition string) (*S
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, c.statusError(resp.StatusCode, repo, "", revision)
+		return nil, c.statusError(resp, repo, "", revision)
 	}
 	var info revisionInfo
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {

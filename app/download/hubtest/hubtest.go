@@ -104,6 +104,11 @@ func New(repo, dir string) (*Server, error) {
 	hub := http.NewServeMux()
 	hub.HandleFunc("GET /api/models/"+repo+"/revision/{rev}", s.listing)
 	hub.HandleFunc("GET /"+repo+"/resolve/{rev}/{path...}", s.resolve)
+	hub.HandleFunc("GET /api/models/", func(w http.ResponseWriter, r *http.Request) {
+		// As the hub: an unknown repository is 401, marked RepoNotFound.
+		w.Header().Set("X-Error-Code", "RepoNotFound")
+		http.Error(w, `{"error":"Repository not found"}`, http.StatusUnauthorized)
+	})
 	cdn := http.NewServeMux()
 	cdn.HandleFunc("GET /blobs/{sha}", s.blob)
 	s.Hub = httptest.NewServer(s.logged(hub))
@@ -170,7 +175,8 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if s.Token == "" || r.Header.Get("Authorization") == "Bearer "+s.Token {
 		return true
 	}
-	http.Error(w, `{"error":"Invalid credentials in Authorization header"}`, http.StatusUnauthorized)
+	w.Header().Set("X-Error-Code", "GatedRepo")
+	http.Error(w, `{"error":"Access to this repository is restricted"}`, http.StatusUnauthorized)
 	return false
 }
 
