@@ -8,6 +8,19 @@
 // their git blob id (the hub's ETag), and renames a file into place only
 // once it is verified.
 //
+// On each fault (the tests inject each against hubtest):
+//   - dropped connection, stalled transfer, 5xx or 429: resumed with a
+//     Range request from the last byte written, after a doubling wait;
+//     six tries without progress give up on the file, keeping its partial
+//   - 416 for the rest of a partial: the partial is already whole and is
+//     verified; a partial that does not match starts again from zero
+//   - corrupt (digest mismatch) or truncated (fewer bytes than listed):
+//     the partial is removed and the file refused in one sentence
+//   - 404 for a listed file: that file fails, the others go on
+//   - 401 or 403: one sentence about HF_TOKEN, and the download stops
+//   - a disk too small: refused before any transfer; a disk that fills:
+//     the download stops, partials kept for the next run
+//
 // It knows nothing of MiniMax-H3 beyond the names of the two partition
 // folders; app validates the finished folder.
 package download

@@ -344,6 +344,33 @@ func TestRangeNotSatisfiable(t *testing.T) {
 	}
 }
 
+// A 416 whose length differs from the partial's (the hub's file is not
+// the one the partial began) starts the file again from zero.
+func TestRangeMismatchRestarts(t *testing.T) {
+	fx := newFixture(t)
+	dst := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(fx.src, bigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dst, filepath.FromSlash(bigFile)) + PartialSuffix
+	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.hub.Inject(bigFile, hubtest.Short) // the next answer is a 416 for one byte less
+	if _, err := fx.fetch(t, dst, ""); err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, tree(t, dst), tree(t, fx.src))
+	reqs := requestsFor(fx.hub, "/blobs/"+fx.sha(t, bigFile))
+	if len(reqs) != 2 || reqs[0].Status != 416 || reqs[1].Status != 200 || reqs[1].Range != "" {
+		t.Errorf("requests: %+v, want a 416 then the whole file", reqs)
+	}
+}
+
 // A corrupt byte in a large or a small file is refused in one sentence
 // naming the file, and nothing of it is left behind.
 func TestCorruptRefused(t *testing.T) {
