@@ -48,6 +48,8 @@ func TestImportDirection(t *testing.T) {
 	rules := []rule{
 		{"h3studio/media", "h3studio/engine", "media imports no engine package"},
 		{"h3studio/media", "fyne.io/fyne/v2", "media has no UI"},
+		{"h3studio/app/download", "h3studio/engine", "the download knows files, not the model; app validates the folder"},
+		{"h3studio/app/download", "h3studio/media", "the download knows files, not media"},
 		{"h3studio/engine/layout", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/plan", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/layout", "h3studio/media", "the planner reads headers through app"},
@@ -59,8 +61,6 @@ func TestImportDirection(t *testing.T) {
 		{"h3studio/app", "h3studio/ui", "app is headless"},
 		{"h3studio/app", "fyne.io/fyne/v2", "app is headless"},
 		{"h3studio/metal", "h3studio/app", "metal sits below app"},
-		{"h3studio/app/download", "h3studio/engine", "the download knows files, not the model; app validates the folder"},
-		{"h3studio/app/download", "h3studio/media", "the download knows files, not media"},
 	}
 	// A positive control, so an empty Deps list can't make the test vacuous.
 	for _, p := range pkgs {
