@@ -254,10 +254,15 @@ func (c *Client) unsatisfiable(pt *partial, contentRange string, m *meter) error
 	return &retryable{fmt.Errorf("the hub's file does not match the partial one (416, %q)", contentRange)}
 }
 
-// copyBody writes the response body into the partial file, a large
-// block at a time.
+// copyBlock is the unit read, hashed and written. A block that stays in
+// the core's cache between the three is faster than a larger one: on the
+// 1 GiB bench (tools/bench/download) 64 KiB gave 0.61 of curl's rate
+// where 1 MiB gave 0.32-0.49.
+const copyBlock = 64 << 10
+
+// copyBody writes the response body into the partial file.
 func copyBody(ctx context.Context, body io.Reader, pt *partial, m *meter) error {
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, copyBlock)
 	for {
 		n, err := fill(body, buf)
 		if n > 0 {
