@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"h3studio/app/download"
 	"h3studio/app/download/hubtest"
 	"h3studio/engine/weights"
 )
@@ -146,5 +148,36 @@ func TestDownloadUsage(t *testing.T) {
 	code, _, errs := runMain("download", "MiniMaxAI/MiniMax-H3")
 	if code != 2 || !strings.Contains(errs, "usage: h3studio download") {
 		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// Off a terminal the progress is a plain line per tenth of the way and a
+// last one; on a terminal one bar rewrites itself and ends with a newline.
+func TestDownloadProgressLines(t *testing.T) {
+	events := []download.Progress{
+		{Files: 3, Total: 1000, Done: 0},
+		{Files: 3, Total: 1000, Done: 50, Rate: 2 << 20, ETA: 90 * time.Second},
+		{Files: 3, Total: 1000, Done: 120, FilesDone: 1, Rate: 2 << 20, ETA: 80 * time.Second},
+		{Files: 3, Total: 1000, Done: 1000, FilesDone: 3, Final: true},
+	}
+	var plain bytes.Buffer
+	pp := &progressPrinter{w: &plain}
+	for _, e := range events {
+		pp.print(e)
+	}
+	want := "0 B of 1000 B (0%), 0 of 3 files\n" +
+		"120 B of 1000 B (12%), 1 of 3 files, 2.0 MB/s, 1m20s left\n" +
+		"1000 B of 1000 B (100%), 3 of 3 files\n"
+	if plain.String() != want {
+		t.Errorf("plain lines:\n%s\nwant:\n%s", plain.String(), want)
+	}
+	var term bytes.Buffer
+	tp := &progressPrinter{w: &term, terminal: true}
+	for _, e := range events {
+		tp.print(e)
+	}
+	out := term.String()
+	if strings.Count(out, "\r[") != len(events) || strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "] 1000 B of 1000 B (100%), 3 of 3 files\x1b[K\n") || !strings.Contains(out, "[===   ") {
+		t.Errorf("terminal bar: %q", out)
 	}
 }
