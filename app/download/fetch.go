@@ -258,7 +258,7 @@ func (c *Client) unsatisfiable(pt *partial, contentRange string, m *meter) error
 // the core's cache between the three: 1 GiB written in 1 MiB blocks ran at
 // 0.8-1.1 GB/s here against 1.6-4.7 GB/s in 64 KiB ones. End to end, on a
 // loaded 2-core machine, the 1 GiB bench (tools/bench/download) could not
-// tell the two apart (0.33-0.61 of curl's rate for both).
+// tell the two apart (0.32-0.61 of curl's rate across runs of either).
 const copyBlock = 64 << 10
 
 // copyBody writes the response body into the partial file.
