@@ -117,14 +117,18 @@ func runDownload(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep, res, err := Download(ctx, req, DownloadEvents{
 		Planned: func(p *download.Plan) {
 			fmt.Fprintf(stdout, "%s at %s (commit %.12s): %d files, %s\n", p.Repo, p.Revision, p.Commit, len(p.Files), download.Bytes(p.Size()))
-			fmt.Fprintf(stdout, "%d already here; %s to fetch into %s (%s)\n", len(p.Complete), download.Bytes(p.Need), p.Dir, FreeText(p.Free))
+			here := fmt.Sprintf("%d already here", len(p.Complete))
+			if n := len(p.Unverified); n > 0 {
+				here += fmt.Sprintf(", %d here but unrecorded (verified first)", n)
+			}
+			fmt.Fprintf(stdout, "%s; %s to fetch into %s (%s)\n", here, download.Bytes(p.Need), p.Dir, FreeText(p.Free))
 		},
 		Progress: bar.print,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "done: %d files fetched, %d already complete, %s in %s (%s/s)\n\n", res.Fetched, res.Skipped, download.Bytes(res.Moved), res.Elapsed.Round(time.Second), download.Bytes(int64(res.Rate)))
+	fmt.Fprintf(stdout, "done: %d files fetched, %d verified and kept, %d already complete; %s in %s (%s/s)\n\n", res.Fetched, res.Kept, res.Skipped, download.Bytes(res.Moved), res.Elapsed.Round(time.Second), download.Bytes(int64(res.Rate)))
 	return rep.WriteText(stdout)
 }
 

@@ -125,7 +125,7 @@ func (g *getModel) finish(dir string, res download.Result, err error) {
 		return
 	}
 	g.bar.SetValue(1)
-	g.status.SetText(fmt.Sprintf("Done: %d files fetched, %d already there. The folder is now the model snapshot.", res.Fetched, res.Skipped))
+	g.status.SetText(fmt.Sprintf("Done: %d files fetched, %d already there. The folder is now the model snapshot.", res.Fetched, res.Kept+res.Skipped))
 	g.s.selectModel(dir)
 	if g.selected != nil {
 		g.selected(dir)

@@ -5,8 +5,9 @@
 // storage host for large files), several at once, resumes a broken or
 // interrupted transfer from its .partial file with a Range request,
 // verifies large files against their LFS SHA-256 and small ones against
-// their git blob id (the hub's ETag), and renames a file into place only
-// once it is verified.
+// their git blob id (the hub's ETag), renames a file into place only once
+// it is verified, and records the digest in the folder's manifest
+// (ManifestName), which tells the next run what it may skip.
 //
 // On each fault (the tests inject each against hubtest):
 //   - dropped connection, stalled transfer, 5xx or 429: resumed with a

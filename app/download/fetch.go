@@ -12,12 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Result summarizes a Fetch.
 type Result struct {
-	Fetched, Skipped int
+	// Fetched files were transferred (or resumed); Kept ones were already
+	// in the folder, unrecorded, and verified; Skipped ones were complete.
+	Fetched, Kept, Skipped int
 	// Moved is the bytes that crossed the network in this run.
 	Moved   int64
 	Elapsed time.Duration
@@ -61,11 +64,17 @@ func (c *Client) Fetch(ctx context.Context, p *Plan, progress func(Progress)) (R
 		fatal bool
 		wg    sync.WaitGroup
 	)
+	var kept atomic.Int64
 	jobs := make(chan File)
 	for range min(c.concurrency, max(len(todo), 1)) {
 		wg.Go(func() {
 			for f := range jobs {
-				err := c.fetchFile(ctx, p, f, m)
+				ok, err := c.keep(p, f, m)
+				if ok {
+					kept.Add(1)
+				} else if err == nil {
+					err = c.fetchFile(ctx, p, f, m)
+				}
 				if err == nil {
 					m.fileDone()
 					continue
@@ -95,7 +104,7 @@ feed:
 	wg.Wait()
 	stopReports()
 	now := time.Now()
-	r := Result{Fetched: len(todo), Skipped: len(p.Complete), Moved: m.moved, Elapsed: now.Sub(start), Rate: m.average(now)}
+	r := Result{Fetched: len(todo) - int(kept.Load()), Kept: int(kept.Load()), Skipped: len(p.Complete), Moved: m.moved, Elapsed: now.Sub(start), Rate: m.average(now)}
 	if len(errs) == 0 && ctx.Err() != nil {
 		return r, ctx.Err()
 	}
@@ -132,6 +141,25 @@ func reportEvery(m *meter, progress func(Progress)) (stop func()) {
 	}
 }
 
+// keep verifies an unrecorded file already at its final path and records
+// it if it matches; one that does not is fetched again, and replaced only
+// once its new bytes are verified.
+func (c *Client) keep(p *Plan, f File, m *meter) (bool, error) {
+	if !p.Unverified[f.Path] {
+		return false, nil
+	}
+	ok, err := matches(p.finalPath(f), f)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		c.log.Info("download: the file in the folder differs from the hub's, fetching it again", "file", f.Path)
+		m.add(-f.Size) // Prepare counted it as there
+		return false, nil
+	}
+	return true, p.manifest.record(f)
+}
+
 func (c *Client) fetchFile(ctx context.Context, p *Plan, f File, m *meter) error {
 	final := p.finalPath(f)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
@@ -149,7 +177,10 @@ func (c *Client) fetchFile(ctx context.Context, p *Plan, f File, m *meter) error
 		var r *retryable
 		if !errors.As(err, &r) {
 			if err == nil {
-				return pt.commit(final)
+				if err := pt.commit(final); err != nil {
+					return err
+				}
+				return p.manifest.record(f)
 			}
 			if errors.Is(err, ErrAuth) || errors.Is(err, ErrNoSpace) || ctx.Err() != nil {
 				return err // the bytes so far are good; the next run resumes them

@@ -15,26 +15,45 @@ type Plan struct {
 	*Snapshot
 	Dir string
 	// Complete lists files already at their final path with their listed
-	// size; they are skipped. A file only gets there verified, so a size
-	// match is trusted rather than hashing hundreds of GB on every run.
+	// size and recorded in the manifest as verified against the digest the
+	// hub lists now; they are skipped.
 	Complete map[string]bool
+	// Unverified lists files at their final path with their listed size
+	// that the manifest has no record of (fetched by another tool): Fetch
+	// hashes each, keeps it if it matches and fetches it again if not.
+	// Need assumes they match. A file recorded against another digest
+	// than the hub's is fetched again without hashing.
+	Unverified map[string]bool
 	// Resumable is the bytes already in .partial files.
 	Resumable int64
 	// Need is the bytes still to transfer.
 	Need int64
 	// Free is the space left on the folder's disk (-1: unknown).
 	Free int64
+
+	manifest *manifest
 }
 
 // Prepare measures s against dir and refuses, with ErrNoSpace, a download
 // the disk cannot hold. dir need not exist yet.
 func Prepare(s *Snapshot, dir string) (*Plan, error) {
-	p := &Plan{Snapshot: s, Dir: dir, Complete: map[string]bool{}}
+	m, err := loadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Snapshot: s, Dir: dir, Complete: map[string]bool{}, Unverified: map[string]bool{}, manifest: m}
 	for _, f := range s.Files {
 		final := p.finalPath(f)
 		if st, err := os.Stat(final); err == nil && st.Mode().IsRegular() && st.Size() == f.Size {
-			p.Complete[f.Path] = true
-			continue
+			switch m.state(f) {
+			case recordMatches:
+				p.Complete[f.Path] = true
+				continue
+			case recordMissing:
+				p.Unverified[f.Path] = true
+				continue
+			}
+			// recordStale: the hub has changed the file since; fetch it.
 		}
 		var have int64
 		if st, err := os.Stat(final + PartialSuffix); err == nil && st.Size() <= f.Size {
