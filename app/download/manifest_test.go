@@ -80,3 +80,24 @@ func TestKeepsFilesFetchedElsewhere(t *testing.T) {
 		t.Errorf("second run: %+v, want everything skipped", r)
 	}
 }
+
+// A damaged manifest costs a re-verification of the folder, not a
+// refusal and not a second download.
+func TestDamagedManifest(t *testing.T) {
+	fx := newFixture(t)
+	dst := t.TempDir()
+	if _, err := fx.fetch(t, dst, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, ManifestName), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fx.fetch(t, dst, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kept != len(sourceFiles) || r.Moved != 0 {
+		t.Errorf("after a damaged manifest: %+v, want every file verified and kept", r)
+	}
+	assertSameTree(t, tree(t, dst), tree(t, fx.src))
+}
