@@ -34,7 +34,7 @@ func smallDisk(t *testing.T, size string) string {
 func TestRefusedWhenDiskTooSmall(t *testing.T) {
 	fx := newFixture(t)
 	dst := smallDisk(t, "4m")
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	s, err := c.List(context.Background(), testRepo, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestRefusedWhenDiskTooSmall(t *testing.T) {
 func TestDiskFillsDuringDownload(t *testing.T) {
 	fx := newFixture(t)
 	dst := smallDisk(t, "32m")
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	s, err := c.List(context.Background(), testRepo, "", "")
 	if err != nil {
 		t.Fatal(err)

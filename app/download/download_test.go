@@ -18,7 +18,10 @@ import (
 	"h3studio/app/download/hubtest"
 )
 
-const testRepo = "MiniMaxAI/MiniMax-H3"
+const (
+	testRepo  = "MiniMaxAI/MiniMax-H3"
+	goodToken = "hf_good_token"
+)
 
 // The source tree: root files, two partitions, LFS and small files.
 var sourceFiles = map[string]int{
@@ -66,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub.Token = "hf_good_token"
+	hub.SetToken(goodToken)
 	t.Cleanup(hub.Close)
 	return &fixture{src: src, hub: hub}
 }
@@ -83,7 +86,7 @@ func (fx *fixture) client(t *testing.T, token string) *Client {
 // fetch lists and downloads the repository (or one partition) into dir.
 func (fx *fixture) fetch(t *testing.T, dir, partition string) (Result, error) {
 	t.Helper()
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	s, err := c.List(context.Background(), testRepo, "", partition)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +214,7 @@ func TestPartition(t *testing.T) {
 		}
 	}
 	assertSameTree(t, tree(t, dst), want)
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	if _, err := c.List(context.Background(), testRepo, "", "t2v"); err == nil || !strings.Contains(err.Error(), "fl2va or ref2va") {
 		t.Errorf("unknown partition: %v", err)
 	}
@@ -243,7 +246,7 @@ func TestResumeAfterDrop(t *testing.T) {
 func TestResumeAfterStall(t *testing.T) {
 	fx := newFixture(t)
 	fx.hub.Inject(bigFile, hubtest.Stall)
-	c, err := New(Options{Endpoint: fx.hub.Hub.URL, Token: fx.hub.Token, RetryDelay: time.Millisecond, StallTimeout: 200 * time.Millisecond})
+	c, err := New(Options{Endpoint: fx.hub.Hub.URL, Token: goodToken, RetryDelay: time.Millisecond, StallTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +478,7 @@ func TestRefusedToken(t *testing.T) {
 // it, and an unknown revision names --revision.
 func TestUnknownRepository(t *testing.T) {
 	fx := newFixture(t)
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	if _, err := c.List(context.Background(), testRepo, "no-such-branch", ""); err == nil || !strings.Contains(err.Error(), "--revision") {
 		t.Errorf("unknown revision: %v", err)
 	}
@@ -484,6 +487,31 @@ func TestUnknownRepository(t *testing.T) {
 	}
 	if _, err := c.List(context.Background(), "a/b/c", "", ""); err == nil || !strings.Contains(err.Error(), "OWNER/NAME") {
 		t.Errorf("malformed id: %v", err)
+	}
+}
+
+// A token that expires after the listing stops the download with one
+// sentence, however many files were under way, and leaves no empty
+// partial files behind.
+func TestTokenExpiresDuringDownload(t *testing.T) {
+	fx := newFixture(t)
+	c := fx.client(t, goodToken)
+	s, err := c.List(context.Background(), testRepo, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	p, err := Prepare(s, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.hub.SetToken("hf_rotated")
+	_, err = c.Fetch(context.Background(), p, nil)
+	if !errors.Is(err, ErrAuth) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), goodToken) {
+		t.Fatalf("got %q, want one ErrAuth sentence without the token", err)
+	}
+	if left := tree(t, dst); len(left) != 0 {
+		t.Errorf("left behind: %d files", len(left))
 	}
 }
 
@@ -507,7 +535,7 @@ func TestProgressEvents(t *testing.T) {
 	if _, err := fx.fetch(t, dst, "fl2va"); err != nil {
 		t.Fatal(err)
 	}
-	c := fx.client(t, fx.hub.Token)
+	c := fx.client(t, goodToken)
 	s, err := c.List(context.Background(), testRepo, "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -182,7 +182,7 @@ func (c *Client) fetchFile(ctx context.Context, p *Plan, f File, m *meter) error
 				}
 				return p.manifest.record(f)
 			}
-			if errors.Is(err, ErrAuth) || errors.Is(err, ErrNoSpace) || ctx.Err() != nil {
+			if (errors.Is(err, ErrAuth) || errors.Is(err, ErrNoSpace) || ctx.Err() != nil) && pt.have > 0 {
 				return err // the bytes so far are good; the next run resumes them
 			}
 			return pt.discard(err)

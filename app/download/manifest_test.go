@@ -36,7 +36,7 @@ func TestChangedFileFetchedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hub.Close()
-	hub.Token = fx.hub.Token
+	hub.SetToken(goodToken)
 	r, err := (&fixture{src: fx.src, hub: hub}).fetch(t, dst, "")
 	if err != nil {
 		t.Fatal(err)

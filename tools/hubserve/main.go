@@ -37,7 +37,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer s.Close()
-	s.Token = *token
+	s.SetToken(*token)
 	for name, p := range paths {
 		if *p != "" {
 			s.Inject(*p, faults[name])

@@ -62,10 +62,9 @@ type Server struct {
 	Hub, CDN *httptest.Server
 	Repo     string
 	Commit   string
-	// Token, when set, is the only Bearer token the hub accepts.
-	Token string
 
 	mu     sync.Mutex
+	token  string
 	files  map[string]*entry
 	faults map[string][]Fault
 	log    []Request
@@ -145,6 +144,15 @@ func (s *Server) Close() {
 	s.CDN.Close()
 }
 
+// SetToken makes token the only Bearer token the hub accepts ("": any
+// request is served); a test may change it while a download runs, as when
+// a token expires.
+func (s *Server) SetToken(token string) {
+	s.mu.Lock()
+	s.token = token
+	s.mu.Unlock()
+}
+
 // Inject queues a fault for the next request that serves path.
 func (s *Server) Inject(path string, f Fault) {
 	s.mu.Lock()
@@ -172,7 +180,10 @@ func (s *Server) fault(path string) Fault {
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	if s.Token == "" || r.Header.Get("Authorization") == "Bearer "+s.Token {
+	s.mu.Lock()
+	token := s.token
+	s.mu.Unlock()
+	if token == "" || r.Header.Get("Authorization") == "Bearer "+token {
 		return true
 	}
 	w.Header().Set("X-Error-Code", "GatedRepo")
