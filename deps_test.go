@@ -10,7 +10,8 @@ import (
 
 // TestImportDirection enforces ARCHITECTURE.md's dependency rules with the
 // go command itself: ui -> app -> engine/* -> engine/ggml; media and the
-// planner are pure Go; the engine never reaches back into app, ui or media.
+// planner are pure Go; the download (app/download) knows no model; the
+// engine never reaches back into app, ui or media.
 func TestImportDirection(t *testing.T) {
 	cmd := exec.Command("go", "list", "-json", "./...")
 	out, err := cmd.Output()
@@ -47,6 +48,8 @@ func TestImportDirection(t *testing.T) {
 	rules := []rule{
 		{"h3studio/media", "h3studio/engine", "media imports no engine package"},
 		{"h3studio/media", "fyne.io/fyne/v2", "media has no UI"},
+		{"h3studio/app/download", "h3studio/engine", "the download knows files, not the model; app validates the folder"},
+		{"h3studio/app/download", "h3studio/media", "the download knows files, not media"},
 		{"h3studio/engine/layout", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/plan", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/layout", "h3studio/media", "the planner reads headers through app"},

@@ -18,6 +18,7 @@ import (
 func main() {
 	// Settings from the environment are read here and nowhere else.
 	app.SetMediaTools(os.Getenv("H3_FFMPEG"), os.Getenv("H3_FFPROBE"))
+	app.SetHub(os.Getenv("HF_ENDPOINT"), os.Getenv("HF_TOKEN"))
 	if len(os.Args) < 2 || os.Args[1] == "gui" {
 		os.Exit(runGUI(os.Args[min(len(os.Args), 2):]))
 	}

@@ -108,7 +108,8 @@ type Studio struct {
 	// restoreDlg is the open offer to restore a dropped clip's settings.
 	restoreDlg *dialog.ConfirmDialog
 	settings   *settingsForm
-	memoryGB   float64 // the budget override; 0 is this Mac's
+	getModel   *getModel // the download dialog last opened
+	memoryGB   float64   // the budget override; 0 is this Mac's
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.

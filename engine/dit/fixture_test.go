@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/ggml/ggmltest"
 	"h3studio/engine/layout"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
@@ -111,6 +112,14 @@ func tinyConfig(t *testing.T) *Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// parityBackend runs the fixture parity tests: on the CPU, or on Metal
+// under make mac-test, where a node placed on the CPU fails the test and
+// the tolerances are ggmltest.Tol's. f32 K/V (ExactKV) is a CPU-only
+// reference mode, so those tests use the backend's K/V type on Metal.
+func parityBackend(t *testing.T) *ggml.Backend {
+	return ggmltest.Backend(t, ggmltest.Options{Threads: 2})
 }
 
 func cpuBackend(t *testing.T) *ggml.Backend {
@@ -374,12 +383,12 @@ func checkCase(t *testing.T, m *Model, name string, tol float64) {
 }
 
 func TestParityF32(t *testing.T) {
-	b := cpuBackend(t)
+	b := parityBackend(t)
 	for _, repack := range []bool{false, true} {
-		m := loadTiny(t, b, repack, Options{ExactKV: true})
+		m := loadTiny(t, b, repack, Options{ExactKV: !ggmltest.Metal})
 		for _, name := range []string{"t2va", "fl2va", "ref2va"} {
 			t.Run(name+map[bool]string{false: "/interleaved", true: "/flat"}[repack], func(t *testing.T) {
-				checkCase(t, m, name, tolF32)
+				checkCase(t, m, name, ggmltest.Tol(tolF32))
 			})
 		}
 	}

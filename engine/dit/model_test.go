@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/ggml/ggmltest"
 	"h3studio/engine/sampler"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
@@ -55,13 +56,13 @@ func TestStreamedMatchesResident(t *testing.T) {
 // bf16 weights (the release's storage) against the reference run in bf16,
 // with the backend's own K/V type (bf16 on the CPU).
 func TestParityBF16(t *testing.T) {
-	b := cpuBackend(t)
+	b := parityBackend(t)
 	m := loadTiny(t, b, false, Options{WeightType: ggml.BF16})
 	_, c, v, a := runCase(t, m, "t2va")
 	wv, _ := c.get(t, "bf16.out.video")
 	wa, _ := c.get(t, "bf16.out.audio")
-	expectClose(t, "bf16 video", v, wv, tolBF16)
-	expectClose(t, "bf16 audio", a, wa, tolBF16)
+	expectClose(t, "bf16 video", v, wv, ggmltest.Tol(tolBF16))
+	expectClose(t, "bf16 audio", a, wa, ggmltest.Tol(tolBF16))
 	fv, _ := c.get(t, "out.video")
 	t.Logf("bf16 ours vs f32 reference: video rel L2 %.2e; reference bf16 vs f32: %.2e", relL2(v, fv), relL2(wv, fv))
 }
@@ -69,19 +70,19 @@ func TestParityBF16(t *testing.T) {
 // The backend's default K/V type (bf16 on the CPU, f16 on Metal) against
 // the f32 reference: the attention rounding the production path pays.
 func TestParityDefaultKV(t *testing.T) {
-	b := cpuBackend(t)
+	b := parityBackend(t)
 	_, c, v, a := runCase(t, loadTiny(t, b, true, Options{}), "ref2va")
 	wv, _ := c.get(t, "out.video")
 	wa, _ := c.get(t, "out.audio")
-	expectClose(t, "video", v, wv, tolKV)
-	expectClose(t, "audio", a, wa, tolKV)
+	expectClose(t, "video", v, wv, ggmltest.Tol(tolKV))
+	expectClose(t, "audio", a, wa, ggmltest.Tol(tolKV))
 }
 
 // Three Euler forwards from noise with the sampler driving the Generation,
 // against SGLang's schedule and update around the reference DiT.
 func TestSamplerTrajectory(t *testing.T) {
-	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	b := parityBackend(t)
+	m := loadTiny(t, b, false, Options{ExactKV: !ggmltest.Metal})
 	f, err := safetensors.Open(filepath.Join(fixtureDir, "sampler.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +113,13 @@ func TestSamplerTrajectory(t *testing.T) {
 	err = sampler.Run(context.Background(), sampler.Config{Schedule: sched, Preview: func(i, _ int, v []float32) {
 		step = i
 		wv, _ := c.get(t, fmt.Sprintf("traj.video.%d", i))
-		expectClose(t, fmt.Sprintf("step %d video", i), v, wv, tolF32)
+		expectClose(t, fmt.Sprintf("step %d video", i), v, wv, ggmltest.Tol(tolF32))
 	}}, gen, video, audio)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wa, _ := c.get(t, "traj.audio.3")
-	expectClose(t, "final audio", audio, wa, tolF32)
+	expectClose(t, "final audio", audio, wa, ggmltest.Tol(tolF32))
 	if step != 3 {
 		t.Errorf("ran %d steps", step)
 	}
@@ -277,14 +278,14 @@ func TestPatchifyRoundTrip(t *testing.T) {
 // config) against the f32 reference; ggml also rounds the activations of
 // those products to q8_0.
 func TestParityQ8(t *testing.T) {
-	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: true})
+	b := parityBackend(t)
+	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: !ggmltest.Metal})
 	graphs := auditAll(t, m)
 	_, c, v, a := runCase(t, m, "fl2va")
 	wv, _ := c.get(t, "out.video")
 	wa, _ := c.get(t, "out.audio")
-	expectClose(t, "q8_0 video", v, wv, tolQ8)
-	expectClose(t, "q8_0 audio", a, wa, tolQ8)
+	expectClose(t, "q8_0 video", v, wv, ggmltest.Tol(tolQ8))
+	expectClose(t, "q8_0 audio", a, wa, ggmltest.Tol(tolQ8))
 	if *graphs == 0 {
 		t.Error("no graph audited")
 	}
