@@ -104,11 +104,16 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 	if err != nil {
 		return plan.Request{}, err
 	}
+	clips, err := layout.ParseClipPolicy(r.RefClipSize)
+	if err != nil {
+		return plan.Request{}, err
+	}
 	pr := plan.Request{
 		Canvas:       layout.Canvas{Width: r.Width, Height: r.Height},
 		RenderCanvas: layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
 		Frames:       r.RequestedFrames(),
 		ImagePolicy:  policy,
+		ClipPolicy:   clips,
 		Steps:        r.Steps,
 		Layers:       r.Layers,
 		Reuse:        r.Reuse,

@@ -51,6 +51,10 @@ type Request struct {
 	// RefImageSize is the reference-image sizing policy: official (default),
 	// max or match.
 	RefImageSize string `json:"ref_image_size,omitempty"`
+	// RefClipSize is the reference-clip canvas: official (default: the
+	// 768-class canvas of the clip's aspect, enlarging small clips) or
+	// source (never enlarge, as h3.c and ComfyUI).
+	RefClipSize string `json:"ref_clip_size,omitempty"`
 	Output       string `json:"output,omitempty"`
 	FramesDir    string `json:"frames_dir,omitempty"`
 	Preset       string `json:"preset,omitempty"`
@@ -84,6 +88,9 @@ func (r Request) WithDefaults() Request {
 	}
 	if r.RefImageSize == "" {
 		r.RefImageSize = DefaultRefImageSize
+	}
+	if r.RefClipSize == "" {
+		r.RefClipSize = "official"
 	}
 	return r
 }
@@ -143,6 +150,11 @@ func (r Request) Validate() error {
 	case "", "match", "max", "official", "diffusers":
 	default:
 		bad("--ref-image-size %q: want match, max or official", r.RefImageSize)
+	}
+	switch r.RefClipSize {
+	case "", "official", "source":
+	default:
+		bad("--ref-clip-size %q: want official or source", r.RefClipSize)
 	}
 	return errors.Join(errs...)
 }

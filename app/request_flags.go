@@ -98,6 +98,7 @@ func bindRequestFlags(fs *flag.FlagSet, r *Request) {
 	fs.Var(refList{&r.References, RefVideo}, "ref-silent-video", "reference clip without its sound (repeatable)")
 	fs.Var(refList{&r.References, RefVideoAudio}, "ref-video-audio", "reference clip with a replacement soundtrack: VIDEO AUDIO (repeatable)")
 	fs.Var(refList{&r.References, RefAudio}, "ref-audio", "reference audio clip, 2-15 s (repeatable)")
+	fs.StringVar(&r.RefClipSize, "ref-clip-size", "official", "reference clip canvas: official (the 768-class canvas of the clip's aspect, enlarging small clips: the official pipeline) or source (never enlarge: ComfyUI and h3.c, cheaper)")
 	fs.StringVar(&r.RefImageSize, "ref-image-size", DefaultRefImageSize, "reference image sizing: official (2048 short edge, upscaling: the official pipeline), max (2048, never upscaling) or match (the output's area: ComfyUI and h3.c)")
 	fs.StringVar(&r.Output, "o", "", "output MP4 path")
 	fs.StringVar(&r.FramesDir, "frames-dir", "", "also write the frames to this folder")

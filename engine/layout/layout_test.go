@@ -70,8 +70,14 @@ func TestCanvases(t *testing.T) {
 	// The official path resolves every clip to the 768-class canvas of its
 	// aspect ratio, enlarging small clips (SGLang prequeue.py).
 	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(1344, 768)}, {c(1280, 720), c(1344, 768)}, {c(1080, 1920), c(768, 1344)}} {
-		if g := RefVideoCanvas(a.in); g != a.want {
+		if g := RefVideoCanvas(a.in, ClipOfficial); g != a.want {
 			t.Errorf("RefVideoCanvas(%v) = %v, want %v", a.in, g, a.want)
+		}
+	}
+	// h3.c's and ComfyUI's rule, kept as the "source" option: never enlarge.
+	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(640, 352)}} {
+		if g := RefVideoCanvas(a.in, ClipSource); g != a.want {
+			t.Errorf("RefVideoCanvas(%v, source) = %v, want %v", a.in, g, a.want)
 		}
 	}
 	// Vision tokens per image (facts §5).

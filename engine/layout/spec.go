@@ -96,6 +96,7 @@ type Ref struct {
 	AudioRate    int     // an audio clip's sample rate (0: 32 kHz)
 
 	Policy       ImagePolicy // images
+	ClipPolicy   ClipPolicy  // clips
 	CapShortEdge int         // images: extra down-scale of the short edge (0 = none)
 	Pool         Pool        // clips: Qwen token pooling
 	MaxFrames    int         // clips: decode at most this many frames (0 = no cap beyond the output)
@@ -249,7 +250,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			}
 			nVid++
 			rl.Label = nVid
-			rl.Canvas = RefVideoCanvas(r.Source)
+			rl.Canvas = RefVideoCanvas(r.Source, r.ClipPolicy)
 			if r.CapShortEdge > 0 && min(rl.Canvas.Width, rl.Canvas.Height) > r.CapShortEdge {
 				rl.Canvas = RefImageCanvas(rl.Canvas, rl.Canvas, PolicyMax, r.CapShortEdge)
 			}

@@ -53,6 +53,7 @@ type Request struct {
 	LastSize        layout.Canvas
 	Refs            []Reference
 	ImagePolicy     layout.ImagePolicy
+	ClipPolicy      layout.ClipPolicy
 	Convention      layout.VideoConvention
 	// Processor is the snapshot's Qwen processor budget (zero: the
 	// release's); Engine.Plan fills it from the snapshot.
@@ -192,7 +193,7 @@ func newState(r Request) (state, error) {
 		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor}
 	for _, ref := range r.Refs {
 		lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height},
-			Policy: r.ImagePolicy}
+			Policy: r.ImagePolicy, ClipPolicy: r.ClipPolicy}
 		switch ref.Kind {
 		case layout.RefVideo, layout.RefVideoAudio:
 			lr.SourceFrames = ref.Media.framesAt24()
