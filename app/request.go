@@ -55,10 +55,10 @@ type Request struct {
 	// 768-class canvas of the clip's aspect, enlarging small clips) or
 	// source (never enlarge, as h3.c and ComfyUI).
 	RefClipSize string `json:"ref_clip_size,omitempty"`
-	Output       string `json:"output,omitempty"`
-	FramesDir    string `json:"frames_dir,omitempty"`
-	Preset       string `json:"preset,omitempty"`
-	Machine      string `json:"machine,omitempty"`
+	Output      string `json:"output,omitempty"`
+	FramesDir   string `json:"frames_dir,omitempty"`
+	Preset      string `json:"preset,omitempty"`
+	Machine     string `json:"machine,omitempty"`
 }
 
 // Defaults used when a Request leaves a field zero (h3.c's).
