@@ -24,7 +24,7 @@ CUDA_ARCHITECTURES ?= native
 # screenshot tool that drives the real window).
 NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
-.PHONY: all build cuda run test test-long bench vet abi-check ci deps mac-test mac-bench screenshots clean
+.PHONY: all build cuda run test test-long bench vet abi-check ci deps workflows app mac-test mac-bench screenshots clean
 
 all: build
 
@@ -53,20 +53,41 @@ test-long: deps
 bench: deps
 	@for d in tools/bench/*/; do $(GO) run ./$$d || exit 1; done
 
-vet: deps
+vet: deps workflows
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(NOCGO_PKGS)
+
+# The CI workflows, checked with a pinned actionlint kept under bin/.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := bin/tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
+
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/$(dir $(ACTIONLINT)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+workflows: $(ACTIONLINT)
+	$(ACTIONLINT) .github/workflows/*.yml
 
 abi-check:
 	gcc -std=c11 -fsyntax-only -I$(GGML_INC) tools/abicheck/abicheck.c
 
 ci: vet abi-check test
 
+# The double-clickable bin/H3 Studio.app, from FyneApp.toml (a Mac only;
+# elsewhere it says so in one line).
+app:
+	@tools/mac-app.sh
+
 # On a Mac (Xcode command line tools): the backend suite on Metal against the
-# CPU backend, and Metal timings for matmul and attention.
+# CPU backend; then the model parity fixtures (DiT, Qwen3-VL, video and
+# audio VAE, and the engine's end-to-end parity, which MAC_PARITY names) on
+# Metal with half-precision tolerances, failing on any node the scheduler
+# puts on the CPU (engine/ggml/ggmltest: a test opts in by opening its
+# backend there); and Metal timings for matmul and attention.
+MAC_PARITY = ^Test(Parity|SamplerTrajectory|EndToEndParity|AudioEncode|AudioDecode|VideoEncode|VideoDecode)
 mac-test:
 	$(GO) test -tags metal -timeout 30m ./engine/ggml/... ./metal/...
+	$(GO) test -tags metal -timeout 60m -run '$(MAC_PARITY)' ./engine/ ./engine/dit/ ./engine/textenc/ ./engine/vae/
 
 mac-bench:
 	$(GO) test -tags metal -run '^$$' -bench . -benchtime 3x ./metal/...

@@ -10,7 +10,8 @@ import (
 
 // TestImportDirection enforces ARCHITECTURE.md's dependency rules with the
 // go command itself: ui -> app -> engine/* -> engine/ggml; media and the
-// planner are pure Go; the engine never reaches back into app, ui or media.
+// planner are pure Go; the download (app/download) knows no model; the
+// engine never reaches back into app, ui or media.
 func TestImportDirection(t *testing.T) {
 	cmd := exec.Command("go", "list", "-json", "./...")
 	out, err := cmd.Output()
@@ -47,6 +48,8 @@ func TestImportDirection(t *testing.T) {
 	rules := []rule{
 		{"h3studio/media", "h3studio/engine", "media imports no engine package"},
 		{"h3studio/media", "fyne.io/fyne/v2", "media has no UI"},
+		{"h3studio/app/download", "h3studio/engine", "the download knows files, not the model; app validates the folder"},
+		{"h3studio/app/download", "h3studio/media", "the download knows files, not media"},
 		{"h3studio/engine/layout", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/plan", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/layout", "h3studio/media", "the planner reads headers through app"},
@@ -58,6 +61,7 @@ func TestImportDirection(t *testing.T) {
 		{"h3studio/app", "h3studio/ui", "app is headless"},
 		{"h3studio/app", "fyne.io/fyne/v2", "app is headless"},
 		{"h3studio/metal", "h3studio/app", "metal sits below app"},
+		{"h3studio/resample", "h3studio", "resample is a leaf both media and the engine import"},
 	}
 	// A positive control, so an empty Deps list can't make the test vacuous.
 	for _, p := range pkgs {
@@ -93,7 +97,7 @@ func TestImportDirection(t *testing.T) {
 	// Pure-Go packages must build without cgo anywhere in their closure so
 	// they vet for darwin with CGO_ENABLED=0 and stay instant in the UI.
 	for _, p := range pkgs {
-		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
+		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
 			if has(p, "runtime/cgo") {
 				t.Errorf("%s pulls in cgo", p.ImportPath)
 			}

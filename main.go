@@ -26,6 +26,7 @@ func main() {
 		exeDir = filepath.Dir(exe)
 	}
 	app.LoadGPUBackends(os.Getenv("H3_GGML_BACKEND"), exeDir, os.Stderr)
+	app.SetHub(os.Getenv("HF_ENDPOINT"), os.Getenv("HF_TOKEN"))
 	if len(os.Args) < 2 || os.Args[1] == "gui" {
 		os.Exit(runGUI(os.Args[min(len(os.Args), 2):]))
 	}

@@ -90,17 +90,21 @@ func makePlan(ctx context.Context, r Request, memGB float64, opt plan.Options) (
 	if err != nil {
 		return nil, err
 	}
-	pr, err := planRequest(ctx, r)
+	pr, err := PlanRequest(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	return plan.Make(pr, mc, model, opt)
 }
 
-// planRequest converts a Request for the planner, probing every reference
+// PlanRequest converts a Request for the planner, probing every reference
 // and anchor's header (no decode).
-func planRequest(ctx context.Context, r Request) (plan.Request, error) {
+func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 	policy, err := layout.ParseImagePolicy(r.RefImageSize)
+	if err != nil {
+		return plan.Request{}, err
+	}
+	clips, err := layout.ParseClipPolicy(r.RefClipSize)
 	if err != nil {
 		return plan.Request{}, err
 	}
@@ -109,6 +113,7 @@ func planRequest(ctx context.Context, r Request) (plan.Request, error) {
 		RenderCanvas: layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
 		Frames:       r.RequestedFrames(),
 		ImagePolicy:  policy,
+		ClipPolicy:   clips,
 		Steps:        r.Steps,
 		Layers:       r.Layers,
 		Reuse:        r.Reuse,
@@ -196,7 +201,7 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 
 // planMedia converts a probe's answer to the planner's header struct.
 func planMedia(info media.Info) plan.Media {
-	m := plan.Media{Width: info.Width, Height: info.Height, DurationS: info.DurationS, FPS: info.FPS, Frames: info.Frames}
+	m := plan.Media{Width: info.Width, Height: info.Height, DurationS: info.DurationS, FPS: info.FPS, Frames: info.Frames, AudioRate: info.AudioRate}
 	if info.HasAudio() {
 		m.AudioSeconds = info.DurationS
 	}

@@ -159,8 +159,9 @@ func writePNG(t *testing.T, path string, w, h int) {
 	}
 }
 
-// Five 2400 px photos and a clip, headers probed from real files: the
-// photos are down-scaled to the output's area before the vision tower.
+// Five 2400 px photos and a clip, headers probed from real files, sized as
+// the official pipeline does: the photos to a 2048-pixel short edge, the
+// clip to the 768-class canvas of its aspect.
 func TestPlanCommandReferences(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"plan", "--model", "official-bf16", "--machine", "m3-ultra-96", "--width", "864", "--height", "480", "--frames", "160", "--json"}
@@ -191,14 +192,16 @@ func TestPlanCommandReferences(t *testing.T) {
 	for i := range 5 {
 		r := refs[i].(map[string]any)
 		c, from := r["canvas"].(map[string]any), r["scaled_from"].(map[string]any)
-		if c["width"] != 800.0 || c["height"] != 512.0 || from["width"] != 2400.0 || r["qwen_tokens"] != 408.0 {
+		if c["width"] != 3072.0 || c["height"] != 2048.0 || from["width"] != 2400.0 || r["qwen_tokens"] != 6152.0 {
 			t.Errorf("image %d: %v", i, r)
 		}
 	}
 	if withClip {
 		r := refs[5].(map[string]any)
-		// 360x640 is never enlarged; 72 frames: 5*ceil(72/17)-3 = 22 latents of 220 rows + 2x120 soundtrack rows.
-		if r["kind"] != "video+audio" || r["dit_rows"] != 22.0*220+240 || r["frames"] != 72.0 {
+		// 360x640 is enlarged to 768x1344 (1008 rows a latent); of 72 frames
+		// the VAE keeps 56 = 17*3+5, 17 latents; the 3 s soundtrack is 120
+		// latents a channel.
+		if r["kind"] != "video+audio" || r["dit_rows"] != 17.0*1008+240 || r["frames"] != 72.0 || r["vae_frames"] != 56.0 {
 			t.Errorf("clip: %v", r)
 		}
 	}

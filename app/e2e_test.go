@@ -207,9 +207,14 @@ func logRow(t *testing.T, j *Job, size int64) {
 		j.Plan.Task, j.Plan.RenderCanvas, j.Plan.Frames, j.Request.Steps, j.Stats.Rows, j.Stats.TextTokens, strings.Join(ph, ", "), size, strings.Join(parts, ", "))
 }
 
+// tinyRequest sizes references by the cheap named options (the output's
+// area for pictures, clips never enlarged): these tests check the app's
+// plumbing, and the official sizing's 2048-pixel pictures and 768-class
+// clips take minutes to encode on a CPU (the engine's parity test runs
+// them).
 func tinyRequest(t *testing.T, out string) Request {
 	return Request{Prompt: "a red fox runs through fresh snow at dawn", Width: 64, Height: 64, Frames: 22, Steps: 2,
-		Seed: 7, Output: filepath.Join(t.TempDir(), out)}
+		Seed: 7, Output: filepath.Join(t.TempDir(), out), RefImageSize: "match", RefClipSize: "source"}
 }
 
 func TestRenderT2VA(t *testing.T) {

@@ -192,7 +192,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if err := checkOutput(r.Output); err != nil {
 		return nil, &RequestError{err}
 	}
-	pr, err := planRequest(ctx, r)
+	pr, err := PlanRequest(ctx, r)
 	if err != nil {
 		return nil, &RequestError{err}
 	}
@@ -298,7 +298,7 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 		Prompt: r.Prompt, Seed: r.Seed, Steps: r.Steps, Layers: r.Layers, Reuse: r.Reuse,
 		CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction,
 		First: r.FirstFrame, Last: r.LastFrame, Preview: j.preview,
-		Media: mediaReader{}, Output: out,
+		Media: MediaReader{}, Output: out,
 	}
 	for _, ref := range r.References {
 		k, err := layout.ParseRefKind(ref.Kind)
@@ -326,10 +326,11 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 	return r.Output, nil
 }
 
-// mediaReader is the engine's MediaReader over package media.
-type mediaReader struct{}
+// MediaReader is the engine's MediaReader over package media (the one
+// the app renders with; the engine's end-to-end parity test uses it too).
+type MediaReader struct{}
 
-func (mediaReader) Image(ctx context.Context, path string, w, h int, fit engine.Fit) (engine.Pixels, error) {
+func (MediaReader) Image(ctx context.Context, path string, w, h int, fit engine.Fit) (engine.Pixels, error) {
 	configureMedia()
 	pol := media.Stretch
 	if fit == engine.FitCover {
@@ -342,7 +343,7 @@ func (mediaReader) Image(ctx context.Context, path string, w, h int, fit engine.
 	return engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix}, nil
 }
 
-func (mediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, fn func(int, engine.Pixels) error) (int, error) {
+func (MediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, fn func(int, engine.Pixels) error) (int, error) {
 	configureMedia()
 	return media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
 		func(i int, f media.Frame) error {
@@ -350,7 +351,7 @@ func (mediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, 
 		})
 }
 
-func (mediaReader) Audio(ctx context.Context, path string, maxSeconds float64) (engine.Audio, error) {
+func (MediaReader) Audio(ctx context.Context, path string, maxSeconds float64) (engine.Audio, error) {
 	configureMedia()
 	pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: time.Duration(maxSeconds * float64(time.Second))})
 	if err != nil {

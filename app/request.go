@@ -48,13 +48,17 @@ type Request struct {
 	// References are Ref2VA inputs in request order (the order sets their
 	// labels and their place on the model's timeline).
 	References []Reference `json:"references,omitempty"`
-	// RefImageSize is the reference-image sizing policy: match (default),
-	// max or official.
+	// RefImageSize is the reference-image sizing policy: official (default),
+	// max or match.
 	RefImageSize string `json:"ref_image_size,omitempty"`
-	Output       string `json:"output,omitempty"`
-	FramesDir    string `json:"frames_dir,omitempty"`
-	Preset       string `json:"preset,omitempty"`
-	Machine      string `json:"machine,omitempty"`
+	// RefClipSize is the reference-clip canvas: official (default: the
+	// 768-class canvas of the clip's aspect, enlarging small clips) or
+	// source (never enlarge, as h3.c and ComfyUI).
+	RefClipSize string `json:"ref_clip_size,omitempty"`
+	Output      string `json:"output,omitempty"`
+	FramesDir   string `json:"frames_dir,omitempty"`
+	Preset      string `json:"preset,omitempty"`
+	Machine     string `json:"machine,omitempty"`
 }
 
 // Defaults used when a Request leaves a field zero (h3.c's).
@@ -63,6 +67,11 @@ const (
 	DefaultHeight = 512
 	DefaultFrames = 22
 	DefaultSteps  = 20
+	// DefaultRefImageSize follows the official serving path (SGLang's
+	// "diffusers" default: a 2048-pixel short edge, upscaling included);
+	// "match" is ComfyUI's and h3.c's, and what the planner falls back to
+	// when memory is short.
+	DefaultRefImageSize = "official"
 )
 
 // WithDefaults returns a copy with zero fields filled in; the caller's
@@ -78,7 +87,10 @@ func (r Request) WithDefaults() Request {
 		r.Steps = DefaultSteps
 	}
 	if r.RefImageSize == "" {
-		r.RefImageSize = "match"
+		r.RefImageSize = DefaultRefImageSize
+	}
+	if r.RefClipSize == "" {
+		r.RefClipSize = "official"
 	}
 	return r
 }
@@ -138,6 +150,11 @@ func (r Request) Validate() error {
 	case "", "match", "max", "official", "diffusers":
 	default:
 		bad("--ref-image-size %q: want match, max or official", r.RefImageSize)
+	}
+	switch r.RefClipSize {
+	case "", "official", "source":
+	default:
+		bad("--ref-clip-size %q: want official or source", r.RefClipSize)
 	}
 	return errors.Join(errs...)
 }

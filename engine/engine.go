@@ -10,7 +10,10 @@ import (
 
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/sampler"
+	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
 
@@ -26,6 +29,10 @@ type Options struct {
 	// latents kept across generations of one Engine (0: 16; negative: no
 	// cache).
 	CacheEntries int
+	// Exact runs every model in float32: weights widened from their stored
+	// type and attention K/V kept in f32 (about twice the memory and time;
+	// for comparing with a float32 reference, as the parity tests do).
+	Exact bool
 }
 
 // Engine is an opened snapshot: its partitions, the planner's profile of
@@ -38,6 +45,14 @@ type Engine struct {
 	backend *ggml.Backend
 	log     *slog.Logger
 	cache   *cache
+	exact   bool
+	// noise draws n standard normals from a seed as torch's CPU generator
+	// does (sampler.TorchNormal), the official pipeline's noise.
+	noise func(seed uint64, n int) []float32
+	// tap, when set (tests only), sees the named intermediates of a
+	// generation: Qwen ids, tags, positions and hidden state, condition
+	// rows, each step's latents, the final latents and the decoded floats.
+	tap func(name string, index int, v any)
 
 	mu sync.Mutex // one Generate at a time: phases share the backend
 }
@@ -66,7 +81,15 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n)}, nil
+	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
+}
+
+// precision is the VAEs' attention precision for the engine's mode.
+func (e *Engine) precision() vae.Precision {
+	if e.exact {
+		return vae.Reference
+	}
+	return vae.Fast
 }
 
 // Close stops the backend. Generate must not be running.
@@ -94,6 +117,15 @@ func (e *Engine) Backend() ggml.Caps { return e.backend.Caps() }
 // A model-rule violation is an error; a request that cannot be fitted is a
 // plan whose Verdict is plan.Refused.
 func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.Plan, error) {
+	spec := layout.Spec{First: r.First != "", Last: r.Last != ""}
+	for _, ref := range r.Refs {
+		spec.Refs = append(spec.Refs, layout.Ref{Kind: ref.Kind})
+	}
+	proc, err := qwenProcessor(e.partition(spec.Task().Partition()))
+	if err != nil {
+		return nil, err
+	}
+	r.Processor = proc
 	p, err := plan.Make(r, mc, e.profile, opt)
 	if err != nil {
 		return nil, err

@@ -146,6 +146,13 @@ func (e *Engine) Generate(ctx context.Context, r Request, p *plan.Plan, sink Sin
 	return st, nil
 }
 
+// tap hands an intermediate to the engine's test tap, if any.
+func (g *generation) tap(name string, index int, v any) {
+	if g.e.tap != nil {
+		g.e.tap(name, index, v)
+	}
+}
+
 // check validates what the plan cannot: that the request matches it.
 func (e *Engine) check(r Request, p *plan.Plan) error {
 	var errs []error

@@ -44,6 +44,9 @@ func (g *generation) decode(ctx context.Context) error {
 	}
 	defer src.Close()
 	opt := vae.DecodeOptions{}
+	if g.e.exact {
+		opt.Precision = vae.Reference
+	}
 	if g.plan.Residency.VAEDecoder == plan.Streamed {
 		// The planner found the decoder tight: bound one call's activations
 		// by what the decode phase has left.
@@ -69,6 +72,7 @@ func (g *generation) decode(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		g.tap("decode.frame", t, frame)
 		packRGB(px.RGB, frame, c.Width*c.Height)
 		if err := g.req.Output.Frame(t, px); err != nil {
 			return err
@@ -90,7 +94,7 @@ func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
 		return Audio{}, err
 	}
 	defer src.Close()
-	dec, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioDecoderPart, vae.AudioOptions{ChunkLatents: audioWindow, ContextLatents: audioContext})
+	dec, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioDecoderPart, vae.AudioOptions{ChunkLatents: audioWindow, ContextLatents: audioContext, Precision: g.e.precision()})
 	if err != nil {
 		return Audio{}, err
 	}
@@ -100,6 +104,7 @@ func (g *generation) decodeAudio(ctx context.Context) (Audio, error) {
 	if err != nil {
 		return Audio{}, err
 	}
+	g.tap("decode.audio", -1, out.Data)
 	n := min(out.Samples, int(math.Round(float64(lay.Frames)*float64(cfg.SampleRate)/layout.FPS)))
 	a := Audio{Samples: make([]float32, 2*n)}
 	for i := 0; i < n; i++ {

@@ -14,14 +14,12 @@ import (
 	"h3studio/engine/weights"
 )
 
-// Noise streams of one seed: the target latents, and the visual conditions'
-// augmentation. The release re-seeds its generator with the request seed
-// for each condition, so every condition draws from the same stream start.
-const (
-	streamVideo = 0
-	streamAudio = 1
-	streamCond  = 2
-)
+// Noise, as the official pipeline draws it: every tensor from a CPU
+// generator freshly seeded with the request seed (SGLang's latent
+// preparation and condition_noise.py). The target video is one [C, T, H, W]
+// draw; the target audio one draw of its 2·Ta rows of C values; each visual
+// condition the prefix (its own latent frames) of a [C, T + n, h, w] draw,
+// n being the number of visual conditions.
 
 // previewFrameOf picks the previewed latent frame, T/previewFrameOf: the
 // middle of the clip, where motion has started.
@@ -57,13 +55,25 @@ func (g *generation) denoise(ctx context.Context) error {
 	}
 	c, lt, lh, lw := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
 	seed := uint64(g.req.Seed)
-	g.video = sampler.Noise(seed, streamVideo, c*lt*lh*lw)
-	g.audio = sampler.Noise(seed, streamAudio, m.Cfg.AudioChannels*2*g.text.layout.AudioLatents)
+	g.video = g.e.noise(seed, c*lt*lh*lw)
+	ca, ta := m.Cfg.AudioChannels, g.text.layout.AudioLatents
+	if g.audio, err = dit.UnpackAudio(g.e.noise(seed, 2*ta*ca), ca, ta); err != nil {
+		return err
+	}
 	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
 	t0 := time.Now()
-	return sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
-		Preview: func(step, total int, video []float32) { g.stepEvent(step, total, time.Since(t0), video) }},
+	err = sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
+		Preview: func(step, total int, video []float32) {
+			g.tap("step.video", step-1, video)
+			g.tap("step.audio", step-1, g.audio)
+			g.stepEvent(step, total, time.Since(t0), video)
+		}},
 		gen, g.video, g.audio)
+	if err == nil {
+		g.tap("final.video", -1, g.video)
+		g.tap("final.audio", -1, g.audio)
+	}
+	return err
 }
 
 // loadDiT reads the transformer's config (config.json, else the file's
@@ -84,7 +94,7 @@ func (g *generation) loadDiT(comp *weights.Component, src weights.Source) (*dit.
 	if g.plan.Residency.DiT == plan.Streamed {
 		res = dit.Streamed
 	}
-	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res})
+	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res, F32Weights: g.e.exact, ExactKV: g.e.exact})
 }
 
 // newGeneration builds the run's sequence, refined text and pinned
@@ -99,10 +109,12 @@ func (g *generation) newGeneration(m *dit.Model) (*dit.Generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	condVideo, condAudio, err := g.conditionRows(lay, m.Cfg)
+	condVideo, condAudio, err := g.conditionRows(m, seq, lay)
 	if err != nil {
 		return nil, err
 	}
+	g.tap("cond.video_rows", -1, condVideo)
+	g.tap("cond.audio_rows", -1, condAudio)
 	g.latent = [4]int{m.Cfg.LatentChannels, lay.LatentFrames, lay.Canvas.LatentH(), lay.Canvas.LatentW()}
 	return m.NewGeneration(seq, text, condVideo, condAudio, g.latent, lay.AudioLatents)
 }
@@ -175,10 +187,12 @@ func (g *generation) stepEvent(step, total int, el time.Duration, video []float3
 	g.sink(ev)
 }
 
-// conditionRows builds the pinned rows in sequence order: visual conditions
-// (anchors, reference images and clips) patchified and augmented
-// 0.999·clean + 0.001·noise, reference audio packed clean.
-func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, audio []float32, err error) {
+// conditionRows checks every condition's latent against its segment and
+// has the DiT pin them (dit.PinnedRows: the official augmentation, drawn
+// from the request seed).
+func (g *generation) conditionRows(m *dit.Model, seq *dit.Sequence, lay *layout.Layout) (video, audio []float32, err error) {
+	cfg := m.Cfg
+	var vids, auds [][]float32
 	for _, s := range lay.Segments {
 		switch s.Kind {
 		case layout.SegAnchor, layout.SegRefImage, layout.SegRefVideo:
@@ -190,12 +204,7 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.LatentT || z.H != s.Canvas.LatentH() || z.W != s.Canvas.LatentW() || z.C != cfg.LatentChannels {
 				return nil, nil, fmt.Errorf("%s segment of input %d: latent %s, want %d x %d x %d", s.Kind, s.Ref+1, latentShape(z), s.LatentT, s.Canvas.LatentH(), s.Canvas.LatentW())
 			}
-			noise := sampler.Noise(uint64(g.req.Seed), streamCond, len(z.Data))
-			rows, err := dit.ConditionRows(append([]float32(nil), z.Data...), z.C, z.T, z.H, z.W, noise, dit.VisualCondTimestep)
-			if err != nil {
-				return nil, nil, err
-			}
-			video = append(video, rows...)
+			vids = append(vids, z.Data)
 		case layout.SegRefAudio:
 			in, err := g.input(s)
 			if err != nil {
@@ -205,14 +214,11 @@ func (g *generation) conditionRows(lay *layout.Layout, cfg *dit.Config) (video, 
 			if z == nil || z.T != s.AudioT || z.C != cfg.AudioChannels {
 				return nil, nil, fmt.Errorf("audio segment of input %d: latent of %v steps, want %d", s.Ref+1, audioSteps(z), s.AudioT)
 			}
-			rows, err := dit.PackAudio(z.Data, z.C, z.T)
-			if err != nil {
-				return nil, nil, err
-			}
-			audio = append(audio, rows...)
+			auds = append(auds, z.Data)
 		}
 	}
-	return video, audio, nil
+	seed := uint64(g.req.Seed)
+	return m.PinnedRows(seq, vids, auds, lay.LatentFrames, func(n int) []float32 { return g.e.noise(seed, n) })
 }
 
 func (g *generation) input(s layout.Segment) (*prepared, error) {

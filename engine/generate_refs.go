@@ -57,10 +57,18 @@ func (g *generation) references(ctx context.Context) error {
 	switch l.Task {
 	case layout.FL2VA:
 		g.inputs = make([]*prepared, 2)
+		// The request's first keyframe is the geometry anchor and is
+		// stretched, a sole last frame included; only a last frame that
+		// follows a first one is cover-cropped (SGLang canvas.py,
+		// minimax_h3_prepared_keyframes; ComfyUI always covers the last).
+		lastFit := FitStretch
+		if g.req.First != "" {
+			lastFit = FitCover
+		}
 		for i, a := range []struct {
 			path string
 			fit  Fit
-		}{{g.req.First, FitStretch}, {g.req.Last, FitCover}} {
+		}{{g.req.First, FitStretch}, {g.req.Last, lastFit}} {
 			if a.path == "" {
 				continue
 			}
@@ -73,7 +81,7 @@ func (g *generation) references(ctx context.Context) error {
 		g.inputs = make([]*prepared, len(l.Refs))
 		for i := range l.Refs {
 			rl, ref := &l.Refs[i], g.req.Refs[i]
-			key := fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.UsedSeconds)
+			key := fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
 			if err := add(i, key, func() (pending, error) { return g.decodeRef(ctx, ref, rl) }); err != nil {
 				return err
 			}
@@ -143,16 +151,20 @@ func (g *generation) decodeRef(ctx context.Context, ref Reference, rl *layout.Re
 		if err != nil {
 			return pd, err
 		}
-		pd.sound = stereoPlanar(a, layout.AudioSamples(rl.UsedSeconds))
+		pd.sound = stereoPlanar(a, rl.AudioSamples)
 	}
 	return pd, nil
 }
 
-// decodeClip reads the planned F' frames of a clip on its canvas: all of
-// them for the VAE, the 2-fps samples for the vision tower. A clip that
-// ends early (the container over-stated its length) repeats its last frame.
+// decodeClip reads the planned F' frames of a clip on its canvas: the
+// 2-fps samples of all of them for the vision tower, the first VAEFrames
+// for the VAE. A clip that ends early (the container over-stated its
+// length) repeats its last frame.
 func (g *generation) decodeClip(ctx context.Context, path string, rl *layout.RefLayout) (pending, error) {
 	c, n := rl.Canvas, rl.Frames
+	if rl.VAEFrames < 1 || rl.VAEFrames > n {
+		return pending{}, fmt.Errorf("%s: the plan encodes %d of its %d frames", path, rl.VAEFrames, n)
+	}
 	plane := 3 * c.Width * c.Height
 	frames := make([][]float32, 0, n)
 	want := map[int]bool{}
@@ -189,13 +201,14 @@ func (g *generation) decodeClip(ctx context.Context, path string, rl *layout.Ref
 			p.samples[i] = s
 		}
 	}
-	data := make([]float32, 0, n*plane)
+	frames = frames[:rl.VAEFrames]
+	data := make([]float32, 0, len(frames)*plane)
 	for ch := 0; ch < 3; ch++ { // [T][3][H][W] -> [3][T][H][W]
 		for _, f := range frames {
 			data = append(data, f[ch*plane/3:(ch+1)*plane/3]...)
 		}
 	}
-	return pending{p: p, clip: &vae.Clip{T: n, H: c.Height, W: c.Width, Data: data}}, nil
+	return pending{p: p, clip: &vae.Clip{T: len(frames), H: c.Height, W: c.Width, Data: data}}, nil
 }
 
 // planar converts packed RGB to [3][H][W] float32 as v*scale+shift.
@@ -241,6 +254,7 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer enc.Close()
+	enc.HalfLatent = true // the official encode's fp16 latent
 	defer g.timePart("video-vae-encode", time.Now())
 	for i, pd := range todo {
 		if pd.clip == nil {
@@ -278,7 +292,7 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 		return err
 	}
 	defer src.Close()
-	enc, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioEncoderPart, vae.AudioOptions{})
+	enc, err := vae.LoadAudio(g.e.backend, src, cfg, vae.AudioEncoderPart, vae.AudioOptions{Precision: g.e.precision()})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"h3studio/engine/textenc"
 	"h3studio/engine/tokenizer"
 	"h3studio/engine/weights"
+	"h3studio/resample"
 )
 
 // textResult is the encode phase's product: the Qwen residual stream and
@@ -75,7 +76,11 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if g.plan.Residency.TextEncoder == plan.Streamed {
 		res = textenc.Streamed
 	}
-	m, err := textenc.New(g.e.backend, src, cfg, textenc.Options{Residency: res, Logger: g.e.log})
+	opt := textenc.Options{Residency: res, Logger: g.e.log}
+	if g.e.exact {
+		opt.Weights, opt.KV = textenc.PrecisionF32, textenc.PrecisionF32
+	}
+	m, err := textenc.New(g.e.backend, src, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +90,21 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if err != nil {
 		return nil, err
 	}
-	return m.Encode(ctx, in)
+	g.tap("qwen.ids", -1, in.IDs)
+	g.tap("qwen.tags", -1, in.Tags)
+	g.tap("qwen.positions", -1, in.Positions)
+	out, err := m.Encode(ctx, in)
+	if err == nil {
+		g.tap("qwen.hidden", -1, out.Hidden)
+	}
+	return out, err
 }
 
 // visionItems builds one vision item per vision span of the presentation,
 // in order: an image (anchor or reference) repeats its frame over the
 // tower's temporal patch; a clip block takes the frames the span lists.
+// Pixels are brought from the decoded canvas to the span's (the Qwen
+// processor's resize) as the processors do it.
 func (g *generation) visionItems() ([]textenc.Item, error) {
 	var items []textenc.Item
 	for _, sp := range g.plan.Layout.Qwen.Spans {
@@ -101,17 +115,26 @@ func (g *generation) visionItems() ([]textenc.Item, error) {
 			return nil, fmt.Errorf("vision block of input %d has no decoded input", sp.Ref+1)
 		}
 		in := g.inputs[sp.Ref]
-		if in.canvas != sp.Canvas {
-			return nil, fmt.Errorf("input %d decoded on %s, its vision block wants %s", sp.Ref+1, in.canvas, sp.Canvas)
+		if in.canvas != sp.Source {
+			return nil, fmt.Errorf("input %d decoded on %s, its vision block wants %s", sp.Ref+1, in.canvas, sp.Source)
 		}
 		it := textenc.Item{Height: sp.Canvas.Height, Width: sp.Canvas.Width, Pool: sp.Pool}
+		view := func(px []float32) ([]float32, error) { return qwenView(px, sp.Source, sp.Canvas) }
 		if sp.Kind == layout.SpanImage {
-			it.Frames = [][]float32{in.still, in.still}
+			px, err := view(in.still)
+			if err != nil {
+				return nil, err
+			}
+			it.Frames = [][]float32{px, px}
 		} else {
 			for _, f := range sp.Frames {
 				px, ok := in.samples[f]
 				if !ok {
 					return nil, fmt.Errorf("input %d: frame %d was not sampled", sp.Ref+1, f)
+				}
+				px, err := view(px)
+				if err != nil {
+					return nil, err
 				}
 				it.Frames = append(it.Frames, px)
 			}
@@ -119,6 +142,29 @@ func (g *generation) visionItems() ([]textenc.Item, error) {
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// qwenView resizes one decoded picture ([3][H][W] in [0, 1], exact
+// multiples of 1/255) from canvas src to dst the way Hugging Face's Qwen
+// processors do on the CPU (where the official pipeline runs them):
+// torchvision's antialiased bicubic on 8-bit pixels, ATen's integer kernel.
+// The same canvas is returned as is.
+func qwenView(px []float32, src, dst layout.Canvas) ([]float32, error) {
+	if src == dst {
+		return px, nil
+	}
+	n := src.Width * src.Height
+	rgb := resample.NewRGB(src.Width, src.Height)
+	for i := 0; i < n; i++ {
+		for ch := 0; ch < 3; ch++ {
+			rgb.Pix[3*i+ch] = uint8(math.Round(float64(px[ch*n+i]) * 255))
+		}
+	}
+	out, err := resample.BicubicAAUint8(rgb, dst.Width, dst.Height)
+	if err != nil {
+		return nil, err
+	}
+	return planar(Pixels{Width: out.Width, Height: out.Height, RGB: out.Pix}, 1.0/255, 0), nil
 }
 
 // textKey identifies a presentation by content: the prompt, every span,

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"time"
+
+	"h3studio/resample"
 )
 
 // H3's audio format: the audio VAE works on 32 kHz, and clips carry a
@@ -62,10 +65,16 @@ func DecodeAudio(ctx context.Context, path string, opt AudioOptions) (PCM, error
 	return Default().DecodeAudio(ctx, path, opt)
 }
 
+// soundtrackRate is the rate the official pipeline extracts a video's
+// soundtrack at before its single resample to 32 kHz.
+const soundtrackRate = 44100
+
 // DecodeAudio decodes the first audio stream of any FFmpeg-readable file
-// (an audio file or the soundtrack of a video) to 32 kHz stereo float32.
-// A mono source is copied to both channels at full level (FFmpeg's default
-// upmix would lower it by 3 dB); more channels are downmixed by FFmpeg.
+// (an audio file or the soundtrack of a video) to 32 kHz stereo float32 the
+// way the official pipeline does (SGLang's reference_encoding._load_waveform):
+// FFmpeg makes stereo (its own -ac 2 mix) at the source's rate for an audio
+// file and at 44.1 kHz for a video's soundtrack, then one band-limited sinc
+// resample to 32 kHz as torchaudio.transforms.Resample (package resample).
 func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) (PCM, error) {
 	if opt.MaxDuration < 0 || opt.Start < 0 {
 		return PCM{}, fmt.Errorf("media: decode audio %s: invalid options %+v", path, opt)
@@ -91,16 +100,19 @@ func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) 
 	if opt.Start > 0 {
 		pre = []string{"-ss", seconds(opt.Start)}
 	}
+	rate := info.AudioRate
 	args := append(commonArgs(), inputArgs(path, pre...)...)
-	args = append(args, "-map", "0:a:0", "-vn", "-sn", "-dn", "-t", seconds(opt.MaxDuration))
-	if info.AudioChannels == 1 {
-		args = append(args, "-af", "pan=stereo|c0=c0|c1=c0")
+	args = append(args, "-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "2")
+	if info.Kind != KindAudio {
+		rate = soundtrackRate
+		args = append(args, "-ar", strconv.Itoa(rate))
 	}
-	args = append(args, "-ac", "2", "-ar", "32000", "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1")
+	// %.9g as the official extraction formats it: FFmpeg cuts at the
+	// nearest sample, so the digits decide the count.
+	args = append(args, "-t", strconv.FormatFloat(opt.MaxDuration.Seconds(), 'g', 9, 64), "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1")
 	p := t.newProc(ctx, bin, t.timeout(), args...)
 	p.strict = true
-	// The -t cap bounds the output; the slack absorbs resampler rounding.
-	limit := int64(opt.MaxDuration.Seconds()*SampleRate+SampleRate) * Channels * 4
+	limit := int64(opt.MaxDuration.Seconds()*float64(rate)+float64(rate)) * Channels * 4
 	var out bytes.Buffer
 	p.cmd.Stdout = &limitedWriter{w: &out, n: limit}
 	if err := p.start(); err != nil {
@@ -109,12 +121,35 @@ func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) 
 	if err := p.wait(); err != nil {
 		return PCM{}, fmt.Errorf("media: decode audio %s: %w", path, err)
 	}
-	pcm := PCM{Rate: SampleRate, Channels: Channels, Samples: float32sLE(out.Bytes())}
+	pcm := PCM{Rate: rate, Channels: Channels, Samples: float32sLE(out.Bytes())}
 	if pcm.Frames() == 0 {
 		return PCM{}, fmt.Errorf("media: decode audio %s: no audio could be decoded", path)
 	}
 	pcm.Samples = pcm.Samples[:pcm.Frames()*Channels]
-	return pcm, nil
+	return to32k(pcm)
+}
+
+// to32k resamples interleaved stereo to SampleRate (torchaudio's sinc
+// resample; nothing to do at 32 kHz already).
+func to32k(p PCM) (PCM, error) {
+	if p.Rate == SampleRate {
+		return p, nil
+	}
+	n := p.Frames()
+	planes := [][]float32{make([]float32, n), make([]float32, n)}
+	for i := 0; i < n; i++ {
+		planes[0][i], planes[1][i] = p.Samples[2*i], p.Samples[2*i+1]
+	}
+	out, err := resample.AudioTransform(planes, p.Rate, SampleRate)
+	if err != nil {
+		return PCM{}, fmt.Errorf("media: resample %d Hz audio: %w", p.Rate, err)
+	}
+	m := len(out[0])
+	q := PCM{Rate: SampleRate, Channels: Channels, Samples: make([]float32, 2*m)}
+	for i := 0; i < m; i++ {
+		q.Samples[2*i], q.Samples[2*i+1] = out[0][i], out[1][i]
+	}
+	return q, nil
 }
 
 func float32sLE(b []byte) []float32 {

@@ -39,7 +39,9 @@ func TestAudioResampleMono44k(t *testing.T) {
 		var worst float64
 		for n := edge; n < pcm.Frames()-edge; n++ {
 			tt := c.opt.Start.Seconds() + float64(n)/SampleRate
-			want := amp * math.Sin(2*math.Pi*hz*tt)
+			// FFmpeg's -ac 2 spreads mono over both channels at -3 dB, as
+			// the official pipeline's extraction does.
+			want := amp / math.Sqrt2 * math.Sin(2*math.Pi*hz*tt)
 			l, r := float64(pcm.Samples[2*n]), float64(pcm.Samples[2*n+1])
 			if l != r {
 				t.Fatalf("frame %d: left %g != right %g; mono must be duplicated", n, l, r)
@@ -65,12 +67,13 @@ func TestAudioFromVideo(t *testing.T) {
 		t.Errorf("embedded audio: %d frames, want %d (1 s cap)", pcm.Frames(), SampleRate)
 	}
 	// lavfi's sine source is 1/8 of full scale: RMS 0.125/sqrt(2), which
-	// AAC keeps to a few percent.
+	// AAC keeps to a few percent; the mono track reaches each channel at
+	// -3 dB (FFmpeg's -ac 2 upmix, the official extraction).
 	var sum float64
 	for _, s := range pcm.Samples {
 		sum += float64(s) * float64(s)
 	}
-	want := 0.125 / math.Sqrt2
+	want := 0.125 / math.Sqrt2 / math.Sqrt2
 	if rms := math.Sqrt(sum / float64(len(pcm.Samples))); math.Abs(rms-want) > 0.05*want {
 		t.Errorf("embedded audio RMS %.4f, want %.4f", rms, want)
 	}

@@ -4,7 +4,9 @@
 // timeline can scrub.
 //
 // Stills are decoded in Go (PNG, JPEG with EXIF orientation, WebP, GIF,
-// BMP, TIFF) and resized with Lanczos through github.com/disintegration/imaging.
+// BMP, TIFF; github.com/disintegration/imaging turns them upright) and
+// resized with package resample's Pillow-exact Lanczos, the resampler of
+// the official MiniMax-H3 pipeline.
 // Everything time-based goes through FFmpeg and FFprobe run as child
 // processes, the way every peer H3 front end does: each child gets an argv
 // (never a shell), its own process group, a wall-clock limit, inputs

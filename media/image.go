@@ -8,10 +8,13 @@ import (
 	"os"
 
 	"github.com/disintegration/imaging"
+
+	"h3studio/resample"
 )
 
 // Policy is how a picture is brought to a canvas. The planner names one per
-// reference; all three resample with Lanczos (a=3).
+// reference; all three resample with Lanczos (a=3), for stills exactly as
+// Pillow does (package resample).
 type Policy int
 
 const (
@@ -145,6 +148,13 @@ func (o orientation) apply(img image.Image) image.Image {
 
 // Resize brings img to a w x h canvas under policy p with Lanczos.
 // Stretch and Cover return exactly w x h; Fit returns at most w x h.
+//
+// The resampling is Pillow's (resample.Lanczos, byte for byte what
+// Image.resize(size, LANCZOS) gives), so a still reaches the engine exactly
+// as the official MiniMax-H3 pipeline prepares it. Cover follows that
+// pipeline's rule too (resample.CoverLanczos): scale until the canvas is
+// covered, sides rounded half to even, then crop the centre. Transparent
+// pixels are composited over black first (FrameFromImage).
 func Resize(img image.Image, w, h int, p Policy) (*image.NRGBA, error) {
 	if w <= 0 || h <= 0 {
 		return nil, fmt.Errorf("media: resize to %dx%d: canvas must be positive", w, h)
@@ -153,22 +163,27 @@ func Resize(img image.Image, w, h int, p Policy) (*image.NRGBA, error) {
 	if b.Dx() <= 0 || b.Dy() <= 0 {
 		return nil, fmt.Errorf("media: resize: empty %dx%d picture", b.Dx(), b.Dy())
 	}
+	src := FrameFromImage(img)
+	rgb := resample.RGB{Width: src.Width, Height: src.Height, Pix: src.Pix}
+	var out resample.RGB
+	var err error
 	switch p {
 	case Stretch:
-		return imaging.Resize(img, w, h, imaging.Lanczos), nil
+		out, err = resample.Lanczos(rgb, w, h)
 	case Cover:
-		// Crop first, then resample: resampling first would scale a
-		// 4000x3 strip to millions of pixels before throwing them away.
-		r := coverCrop(b.Dx(), b.Dy(), w, h).Add(b.Min)
-		return imaging.Resize(imaging.Crop(img, r), w, h, imaging.Lanczos), nil
+		// Only the kept window is computed, so a 4000x3 strip does not
+		// become millions of pixels before the crop.
+		out, err = resample.CoverLanczos(rgb, w, h)
 	case Fit:
 		fw, fh := FitSize(b.Dx(), b.Dy(), w, h)
-		if fw == b.Dx() && fh == b.Dy() {
-			return imaging.Clone(img), nil
-		}
-		return imaging.Resize(img, fw, fh, imaging.Lanczos), nil
+		out, err = resample.Lanczos(rgb, fw, fh)
+	default:
+		return nil, fmt.Errorf("media: resize: unknown policy %d", int(p))
 	}
-	return nil, fmt.Errorf("media: resize: unknown policy %d", int(p))
+	if err != nil {
+		return nil, fmt.Errorf("media: %w", err)
+	}
+	return Frame{Width: out.Width, Height: out.Height, Pix: out.Pix}.Image(), nil
 }
 
 // FitSize is the size Fit gives a sw x sh picture in a w x h canvas:
@@ -182,7 +197,9 @@ func FitSize(sw, sh, w, h int) (int, int) {
 }
 
 // coverCrop is the centred part of a sw x sh picture that has the w x h
-// canvas's aspect ratio: what Cover keeps before scaling it to w x h.
+// canvas's aspect ratio: what video's Cover keeps before FFmpeg scales it
+// to w x h. Stills use the official resize-then-crop rule
+// (resample.CoverSize), whose window can sit up to a source pixel away.
 func coverCrop(sw, sh, w, h int) image.Rectangle {
 	cw, ch := sw, sh
 	if int64(sw)*int64(h) > int64(sh)*int64(w) {

@@ -102,7 +102,9 @@ func (t *Tools) OpenVideo(ctx context.Context, path string, opt VideoOptions) (*
 
 // videoFilter builds the FFmpeg filter chain: constant frame rate first
 // (so dropped frames are never scaled), then the policy's crop and Lanczos
-// scale, computed here so stills and video share one geometry.
+// scale, computed here so stills and video share one geometry (up to the
+// sub-pixel placement of Cover's window: stills resize then crop, as the
+// official pipeline does; FFmpeg crops then scales).
 // FFmpeg has already applied the display rotation, so info's displayed
 // size is the filter's input size.
 func videoFilter(info Info, opt VideoOptions) (filter string, w, h int) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build and test H3 Studio: on
-# Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS for
-# the bench reference); on macOS it says what to install. Quiet when
-# everything is present.
+# Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS and
+# curl for the bench references); on macOS it says what to install. Quiet
+# when everything is present.
 set -euo pipefail
 
 case "$(uname -s)" in
@@ -17,7 +17,7 @@ Darwin)
 	fi
 	;;
 Linux)
-	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev ffmpeg xvfb xauth imagemagick libopenblas-dev)
+	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev ffmpeg xvfb xauth imagemagick libopenblas-dev curl)
 	need=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

@@ -43,7 +43,9 @@ func TestDropRenderedClipRestores(t *testing.T) {
 	}
 	past := app.Request{Prompt: "a heron lands on a jetty", Width: 64, Height: 64, Frames: 22, Steps: 2, Seed: 1234, Preset: "fast",
 		References: []app.Reference{{Kind: app.RefVideo, Path: clip}, {Kind: app.RefImage, Path: still}},
-		Machine:    machine, Output: filepath.Join(t.TempDir(), "heron.mp4")}
+		Machine:    machine, Output: filepath.Join(t.TempDir(), "heron.mp4"),
+		// The cheap named sizes (the official ones take minutes on a CPU).
+		RefImageSize: "match", RefClipSize: "source"}
 	// One thread: ggml's spinning workers cost more than they gain on a
 	// 64x64 clip on shared cores.
 	rd := &app.Renderer{CacheDir: cacheDir, Threads: 1}

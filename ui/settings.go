@@ -77,7 +77,7 @@ func parseMemoryGB(text string) (float64, error) {
 }
 
 // ShowSettings opens the settings: the model snapshot folder (empty: the
-// embedded tiny model), the folder finished clips go to and the memory
+// embedded tiny model, "Get MiniMax-H3…" downloads one), the folder finished clips go to and the memory
 // budget override. A wrong model folder is reported by the live plan in
 // one sentence, like any other problem with the request.
 func (s *Studio) ShowSettings() {
@@ -97,8 +97,10 @@ func (s *Studio) ShowSettings() {
 	browse := func(e *widget.Entry, title string) *widget.Button {
 		return widget.NewButton("Choose…", func() { s.pickFolder(title, func(d string) { e.SetText(d) }) })
 	}
+	get := widget.NewButton("Get MiniMax-H3…", func() { s.ShowGetModel(model.SetText) })
 	form := widget.NewForm(
 		widget.NewFormItem("Model snapshot", container.NewBorder(nil, nil, nil, browse(model, "Choose the MiniMax-H3 snapshot folder"), model)),
+		widget.NewFormItem("", container.NewHBox(get)),
 		widget.NewFormItem("Save clips in", container.NewBorder(nil, nil, nil, browse(out, "Choose where clips are saved"), out)),
 		widget.NewFormItem("Memory budget", container.NewBorder(nil, nil, nil, widget.NewLabel("GB"), mem)),
 	)
@@ -124,8 +126,8 @@ func (s *Studio) ShowSettings() {
 		p.SetFloat(prefMemoryGB, gb)
 		s.edited()
 	}, s.win)
-	d.Resize(fyne.NewSize(640, 260))
-	s.settings = &settingsForm{dlg: d, model: model, out: out, mem: mem}
+	d.Resize(fyne.NewSize(640, 300))
+	s.settings = &settingsForm{dlg: d, model: model, out: out, mem: mem, get: get}
 	d.Show()
 }
 
@@ -133,6 +135,7 @@ func (s *Studio) ShowSettings() {
 type settingsForm struct {
 	dlg             *dialog.ConfirmDialog
 	model, out, mem *widget.Entry
+	get             *widget.Button
 }
 
 // pickFolder asks for a folder with the native dialog where there is one.

@@ -50,6 +50,9 @@ type Config struct {
 	// (LoadSound in production). Nil leaves clips silent: the headless
 	// tests open one audio device per process only where they mean to.
 	LoadSound func(ctx context.Context, path string) (*Sound, error)
+	// RefImageSize and RefClipSize size the references of every request
+	// (app.Request's fields; empty: the official pipeline's sizing).
+	RefImageSize, RefClipSize string
 }
 
 // Studio is the studio window's state: the request being edited, the plan
@@ -108,7 +111,8 @@ type Studio struct {
 	// restoreDlg is the open offer to restore a dropped clip's settings.
 	restoreDlg *dialog.ConfirmDialog
 	settings   *settingsForm
-	memoryGB   float64 // the budget override; 0 is this Mac's
+	getModel   *getModel // the download dialog last opened
+	memoryGB   float64   // the budget override; 0 is this Mac's
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.
@@ -266,7 +270,8 @@ func (s *Studio) showMode() {
 
 // Request is the request as edited, with the field errors found reading it.
 func (s *Studio) Request() (app.Request, error) {
-	r := app.Request{Model: s.model, Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4")}
+	r := app.Request{Model: s.model, Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4"),
+		RefImageSize: s.cfg.RefImageSize, RefClipSize: s.cfg.RefClipSize}
 	err := s.ed.apply(&r)
 	if s.mode.Selected == modeAnchs {
 		if s.first.item != nil {

@@ -10,27 +10,24 @@ import (
 
 // ConditionRows patchifies a visual condition latent [c, t, h, w] and
 // applies the release's noise augmentation, aug·clean + (1−aug)·noise
-// (aug 0.999; noise has one value per row element, drawn by the caller —
-// re-seeded with the request seed for each condition, as the release does).
+// (aug 0.999), with noise a latent of the same shape patchified alike: the
+// official recipe noises the latent, where ComfyUI draws in row shape.
 // aug ≥ 1 returns the clean rows (reference audio is pinned clean).
 func ConditionRows(lat []float32, c, t, h, w int, noise []float32, aug float64) ([]float32, error) {
 	rows, err := PatchifyVideo(lat, c, t, h, w)
+	if err != nil || aug >= 1 {
+		return rows, err
+	}
+	if len(noise) != len(lat) {
+		return nil, fmt.Errorf("dit: %d noise values for a [%d, %d, %d, %d] condition", len(noise), c, t, h, w)
+	}
+	nr, err := PatchifyVideo(noise, c, t, h, w)
 	if err != nil {
 		return nil, err
 	}
-	return augment(rows, noise, aug)
-}
-
-func augment(rows, noise []float32, aug float64) ([]float32, error) {
-	if aug >= 1 {
-		return rows, nil
-	}
-	if len(noise) != len(rows) {
-		return nil, fmt.Errorf("dit: %d noise values for %d condition values", len(noise), len(rows))
-	}
 	a, b := float32(aug), float32(1-aug)
 	for i := range rows {
-		rows[i] = a*rows[i] + b*noise[i]
+		rows[i] = a*rows[i] + b*nr[i]
 	}
 	return rows, nil
 }
@@ -116,12 +113,20 @@ func (g *Generation) Velocity(ctx context.Context, s sampler.Step, video, audio 
 // the VAE latents of its conditions: video latents [24, T, h, w] for each
 // anchor, reference image and reference clip (in segment order), audio
 // latents [32, 2, Ta] for each reference audio segment. Visual conditions
-// get the release's 0.999/0.001 noise augmentation, the noise re-seeded
-// with the request seed for every condition as the release does (our
-// generator, so not bit-equal to Torch's); reference audio stays clean.
-func (m *Model) PinnedRows(s *Sequence, video, audio [][]float32, seed uint64) (condVideo, condAudio []float32, err error) {
+// get the release's 0.999/0.001 noise augmentation with the official
+// draws (SGLang's minimax_h3_imgvid_cond_noise_aug_rows): for each
+// condition a fresh draw of [24, targetT + n, h, w] values (n visual
+// conditions, draw(k) k normals from the request seed), of which the
+// condition's first T latent frames are used. Reference audio stays clean.
+func (m *Model) PinnedRows(s *Sequence, video, audio [][]float32, targetT int, draw func(n int) []float32) (condVideo, condAudio []float32, err error) {
 	cfg := m.Cfg
 	vi, ai := 0, 0
+	visual := 0
+	for _, sg := range s.Segments[1 : len(s.Segments)-2] {
+		if sg.Modality == layout.ModalityVideo {
+			visual++
+		}
+	}
 	for i, sg := range s.Segments[1 : len(s.Segments)-2] {
 		switch sg.Modality {
 		case layout.ModalityVideo:
@@ -133,8 +138,8 @@ func (m *Model) PinnedRows(s *Sequence, video, audio [][]float32, seed uint64) (
 			if len(video[vi]) != n {
 				return nil, nil, fmt.Errorf("dit: condition %d (%s) needs a [%d, %d, %d, %d] latent, got %d values", i+1, sg.Kind, cfg.LatentChannels, sg.LatentT, h, w, len(video[vi]))
 			}
-			rows, err := ConditionRows(append([]float32(nil), video[vi]...), cfg.LatentChannels, sg.LatentT, h, w,
-				sampler.Noise(seed, 0, n), VisualCondTimestep)
+			noise := latentPrefix(draw(cfg.LatentChannels*(targetT+visual)*h*w), cfg.LatentChannels, targetT+visual, sg.LatentT, h*w)
+			rows, err := ConditionRows(video[vi], cfg.LatentChannels, sg.LatentT, h, w, noise, VisualCondTimestep)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -156,4 +161,14 @@ func (m *Model) PinnedRows(s *Sequence, video, audio [][]float32, seed uint64) (
 		return nil, nil, fmt.Errorf("dit: %d video and %d audio latents given for %d and %d conditions", len(video), len(audio), vi, ai)
 	}
 	return condVideo, condAudio, nil
+}
+
+// latentPrefix keeps the first t frames of each channel of a [c, full, hw]
+// draw.
+func latentPrefix(d []float32, c, full, t, hw int) []float32 {
+	out := make([]float32, 0, c*t*hw)
+	for ch := 0; ch < c; ch++ {
+		out = append(out, d[ch*full*hw:ch*full*hw+t*hw]...)
+	}
+	return out
 }

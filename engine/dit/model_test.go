@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/ggml/ggmltest"
 	"h3studio/engine/sampler"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
@@ -55,13 +56,13 @@ func TestStreamedMatchesResident(t *testing.T) {
 // bf16 weights (the release's storage) against the reference run in bf16,
 // with the backend's own K/V type (bf16 on the CPU).
 func TestParityBF16(t *testing.T) {
-	b := cpuBackend(t)
+	b := parityBackend(t)
 	m := loadTiny(t, b, false, Options{WeightType: ggml.BF16})
 	_, c, v, a := runCase(t, m, "t2va")
 	wv, _ := c.get(t, "bf16.out.video")
 	wa, _ := c.get(t, "bf16.out.audio")
-	expectClose(t, "bf16 video", v, wv, tolBF16)
-	expectClose(t, "bf16 audio", a, wa, tolBF16)
+	expectClose(t, "bf16 video", v, wv, ggmltest.Tol(tolBF16))
+	expectClose(t, "bf16 audio", a, wa, ggmltest.Tol(tolBF16))
 	fv, _ := c.get(t, "out.video")
 	t.Logf("bf16 ours vs f32 reference: video rel L2 %.2e; reference bf16 vs f32: %.2e", relL2(v, fv), relL2(wv, fv))
 }
@@ -69,19 +70,19 @@ func TestParityBF16(t *testing.T) {
 // The backend's default K/V type (bf16 on the CPU, f16 on Metal) against
 // the f32 reference: the attention rounding the production path pays.
 func TestParityDefaultKV(t *testing.T) {
-	b := cpuBackend(t)
+	b := parityBackend(t)
 	_, c, v, a := runCase(t, loadTiny(t, b, true, Options{}), "ref2va")
 	wv, _ := c.get(t, "out.video")
 	wa, _ := c.get(t, "out.audio")
-	expectClose(t, "video", v, wv, tolKV)
-	expectClose(t, "audio", a, wa, tolKV)
+	expectClose(t, "video", v, wv, ggmltest.Tol(tolKV))
+	expectClose(t, "audio", a, wa, ggmltest.Tol(tolKV))
 }
 
 // Three Euler forwards from noise with the sampler driving the Generation,
 // against SGLang's schedule and update around the reference DiT.
 func TestSamplerTrajectory(t *testing.T) {
-	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	b := parityBackend(t)
+	m := loadTiny(t, b, false, Options{ExactKV: !ggmltest.Metal})
 	f, err := safetensors.Open(filepath.Join(fixtureDir, "sampler.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +113,13 @@ func TestSamplerTrajectory(t *testing.T) {
 	err = sampler.Run(context.Background(), sampler.Config{Schedule: sched, Preview: func(i, _ int, v []float32) {
 		step = i
 		wv, _ := c.get(t, fmt.Sprintf("traj.video.%d", i))
-		expectClose(t, fmt.Sprintf("step %d video", i), v, wv, tolF32)
+		expectClose(t, fmt.Sprintf("step %d video", i), v, wv, ggmltest.Tol(tolF32))
 	}}, gen, video, audio)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wa, _ := c.get(t, "traj.audio.3")
-	expectClose(t, "final audio", audio, wa, tolF32)
+	expectClose(t, "final audio", audio, wa, ggmltest.Tol(tolF32))
 	if step != 3 {
 		t.Errorf("ran %d steps", step)
 	}
@@ -277,14 +278,14 @@ func TestPatchifyRoundTrip(t *testing.T) {
 // config) against the f32 reference; ggml also rounds the activations of
 // those products to q8_0.
 func TestParityQ8(t *testing.T) {
-	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: true})
+	b := parityBackend(t)
+	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: !ggmltest.Metal})
 	graphs := auditAll(t, m)
 	_, c, v, a := runCase(t, m, "fl2va")
 	wv, _ := c.get(t, "out.video")
 	wa, _ := c.get(t, "out.audio")
-	expectClose(t, "q8_0 video", v, wv, tolQ8)
-	expectClose(t, "q8_0 audio", a, wa, tolQ8)
+	expectClose(t, "q8_0 video", v, wv, ggmltest.Tol(tolQ8))
+	expectClose(t, "q8_0 audio", a, wa, ggmltest.Tol(tolQ8))
 	if *graphs == 0 {
 		t.Error("no graph audited")
 	}
@@ -323,8 +324,9 @@ func TestAdaLNTablesBF16(t *testing.T) {
 	expectClose(t, "bf16 tables", v, wv, tolKV)
 }
 
-// PinnedRows lays the conditions of the Ref2VA case out in sequence order:
-// its rows equal the reference's augmentation with our own noise draw.
+// PinnedRows lays the conditions of the Ref2VA case out in sequence order,
+// each augmented with the official draw: the prefix of a [24, T + n, h, w]
+// draw (T the target's latent frames, n the visual conditions).
 func TestPinnedRows(t *testing.T) {
 	b := cpuBackend(t)
 	m := loadTiny(t, b, false, Options{ExactKV: true})
@@ -338,14 +340,25 @@ func TestPinnedRows(t *testing.T) {
 	vid, _ := c.get(t, "in.cond_video.1")
 	a0, _ := c.get(t, "in.cond_audio.0")
 	a1, _ := c.get(t, "in.cond_audio.1")
-	v, a, err := m.PinnedRows(s, [][]float32{img, vid}, [][]float32{a0, a1}, 1234)
+	const targetT = 3
+	draws := 0
+	draw := func(n int) []float32 { draws++; return sampler.TorchNormal(1234, n) }
+	v, a, err := m.PinnedRows(s, [][]float32{img, vid}, [][]float32{a0, a1}, targetT, draw)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if draws != 2 {
+		t.Errorf("%d noise draws, want one per visual condition (2)", draws)
 	}
 	wantA, _ := c.get(t, "cond.audio_rows")
 	expectClose(t, "reference audio rows", a, wantA, 0)
 	clean, _ := PatchifyVideo(img, 24, 1, 4, 6)
-	noise := sampler.Noise(1234, 0, len(clean))
+	full := sampler.TorchNormal(1234, 24*(targetT+2)*4*6)
+	prefix := make([]float32, 0, 24*4*6) // the image's one latent frame of each channel
+	for ch := 0; ch < 24; ch++ {
+		prefix = append(prefix, full[ch*(targetT+2)*24:ch*(targetT+2)*24+24]...)
+	}
+	noise, _ := PatchifyVideo(prefix, 24, 1, 4, 6)
 	for i := range clean {
 		if want := float32(0.999)*clean[i] + float32(1-0.999)*noise[i]; v[i] != want {
 			t.Fatalf("row value %d: %v, want %v", i, v[i], want)
@@ -354,10 +367,10 @@ func TestPinnedRows(t *testing.T) {
 	if len(v) != (6+4)*96 {
 		t.Errorf("%d condition video values", len(v))
 	}
-	if _, _, err := m.PinnedRows(s, [][]float32{img}, [][]float32{a0, a1}, 1); err == nil {
+	if _, _, err := m.PinnedRows(s, [][]float32{img}, [][]float32{a0, a1}, targetT, draw); err == nil {
 		t.Error("missing clip latent accepted")
 	}
-	if _, _, err := m.PinnedRows(s, [][]float32{img, img}, [][]float32{a0, a1}, 1); err == nil {
+	if _, _, err := m.PinnedRows(s, [][]float32{img, img}, [][]float32{a0, a1}, targetT, draw); err == nil {
 		t.Error("misshaped clip latent accepted")
 	}
 }

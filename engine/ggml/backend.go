@@ -35,6 +35,11 @@ const (
 type BackendOptions struct {
 	Device  Device
 	Threads int // CPU threads for ops run on the CPU; 0 means runtime.NumCPU()
+	// TrackFallback records every node the scheduler places on the CPU
+	// although there is a GPU (CPUNodes). It costs a cgo call per node of
+	// every graph, so it is for tests: make mac-test fails a model graph
+	// with any such node.
+	TrackFallback bool
 }
 
 // Caps describes the primary device of a Backend.
@@ -61,6 +66,8 @@ type Backend struct {
 	gen       uint64 // bumped by every Compute; results of older graphs are stale
 	caps      Caps
 	splits    int
+	track     bool
+	cpuNodes  []Node
 }
 
 // NewBackend opens the CPU backend and, unless DeviceCPU is asked for, the
@@ -69,7 +76,7 @@ func NewBackend(o BackendOptions) (*Backend, error) {
 	if !haveCgo {
 		return nil, ErrNoCgo
 	}
-	b := &Backend{cpuDev: cDevByType(devCPU)}
+	b := &Backend{cpuDev: cDevByType(devCPU), track: o.TrackFallback}
 	if b.cpuDev == nil {
 		return nil, errors.New("ggml: no CPU device registered")
 	}
@@ -157,6 +164,32 @@ func (b *Backend) Splits() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.splits
+}
+
+// CPUNodes returns the nodes of every graph computed so far that the
+// scheduler placed on the CPU although b has a GPU: ops the GPU backend
+// does not support, or that it gave to the CPU for another reason. It is
+// nil unless BackendOptions.TrackFallback was set. View ops (no kernel of
+// their own) are left out.
+func (b *Backend) CPUNodes() []Node {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Node(nil), b.cpuNodes...)
+}
+
+// recordFallback notes the nodes of gr the scheduler gave to the CPU; b.mu
+// is held and gr was just computed.
+func (b *Backend) recordFallback(gr unsafe.Pointer) {
+	for _, h := range cGraphNodes(gr) {
+		if cSchedTensorBackend(b.sched, h) != b.cpu {
+			continue
+		}
+		switch n := cNode(h); n.Op {
+		case "NONE", "VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE":
+		default:
+			b.cpuNodes = append(b.cpuNodes, n)
+		}
+	}
 }
 
 // ensureSched makes sure the scheduler can hold a graph of n nodes.

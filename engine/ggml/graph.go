@@ -167,6 +167,9 @@ func (g *Graph) Compute() error {
 		return fmt.Errorf("ggml: compute: backend returned status %d", st)
 	}
 	b.splits = cSchedSplits(b.sched)
+	if b.track && b.gpu != nil {
+		b.recordFallback(g.gr)
+	}
 	g.gen = b.gen
 	return nil
 }

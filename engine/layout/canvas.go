@@ -148,12 +148,42 @@ func RefImageCanvas(src, target Canvas, p ImagePolicy, capShortEdge int) Canvas 
 	return Canvas{round32(float64(src.Width) * scale), round32(float64(src.Height) * scale)}
 }
 
-// RefVideoCanvas is a video reference's canvas: the official resolver at
-// the clip's own aspect ratio, but a smaller source is never enlarged
-// (h3.c h3_reference_video_canvas; ComfyUI agrees).
-func RefVideoCanvas(src Canvas) Canvas {
+// ClipPolicy chooses a reference clip's canvas.
+type ClipPolicy int
+
+const (
+	// ClipOfficial is the official resolver at the clip's aspect ratio, a
+	// smaller clip enlarged (SGLang's pre-queue admission: a 1280x720 clip
+	// is encoded at 1344x768).
+	ClipOfficial ClipPolicy = iota
+	// ClipSource never enlarges a clip: a smaller one keeps its own size,
+	// rounded to 32 (h3.c and ComfyUI; cheaper for small clips).
+	ClipSource
+)
+
+var clipPolicyNames = [...]string{"official", "source"}
+
+func (p ClipPolicy) String() string {
+	if int(p) < len(clipPolicyNames) {
+		return clipPolicyNames[p]
+	}
+	return fmt.Sprintf("ClipPolicy(%d)", int(p))
+}
+
+// ParseClipPolicy reads "official" or "source".
+func ParseClipPolicy(s string) (ClipPolicy, error) {
+	for i, n := range clipPolicyNames {
+		if s == n {
+			return ClipPolicy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("layout: unknown reference clip sizing %q (want official or source)", s)
+}
+
+// RefVideoCanvas is a video reference's canvas under policy p.
+func RefVideoCanvas(src Canvas, p ClipPolicy) Canvas {
 	c := AdaptCanvas(src)
-	if src.Pixels() < c.Pixels() {
+	if p == ClipSource && src.Pixels() < c.Pixels() {
 		return Canvas{round32(float64(src.Width)), round32(float64(src.Height))}
 	}
 	return c

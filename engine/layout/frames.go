@@ -66,6 +66,25 @@ func AudioLatentsForSamples(samples int) int {
 	return (samples + AudioHop - 1) / AudioHop
 }
 
+// SoundtrackRate is the rate the official pipeline extracts a video's
+// soundtrack at before resampling to 32 kHz.
+const SoundtrackRate = 44100
+
+// AudioSamplesFrom is how many 32 kHz samples the official audio chain
+// yields for seconds of audio at the source's rate (0: 32 kHz): FFmpeg cuts
+// round(seconds·rate) samples, then torchaudio's resample gives
+// ceil(n·32000/rate) (SGLang's reference_encoding._load_waveform).
+func AudioSamplesFrom(seconds float64, rate int) int {
+	if rate <= 0 {
+		rate = AudioSampleRate
+	}
+	n := int(math.Round(seconds * float64(rate)))
+	if rate == AudioSampleRate {
+		return n
+	}
+	return int((int64(n)*AudioSampleRate + int64(rate) - 1) / int64(rate))
+}
+
 // AudioSamples is the sample count of a duration at 32 kHz.
 func AudioSamples(seconds float64) int {
 	return int(math.Round(seconds * AudioSampleRate))
@@ -75,15 +94,28 @@ func AudioSamples(seconds float64) int {
 type VideoConvention int
 
 const (
-	// ConventionOfficial encodes independent 17-frame clips and drops the
-	// last 3 tokens: 5*ceil(F'/17) - 3 latents.
+	// ConventionOfficial is the official serving path: the VAE keeps the
+	// first 17k+5 of the F' decoded frames (SGLang's get_suitable_video_length
+	// in trim mode) and encodes them as 17-frame clips with 3 tokens dropped,
+	// giving 5k+2 latents.
 	ConventionOfficial VideoConvention = iota
-	// ConventionH3C is one continuous causal encode: ceil(F'/4) latents.
+	// ConventionH3C is one continuous causal encode of all F' frames:
+	// ceil(F'/4) latents.
 	ConventionH3C
 )
 
+// RefVideoVAEFrames is how many of a reference clip's F' decoded frames
+// the video VAE encodes: 17k+5 (at least 5) under the official convention,
+// all of them under h3.c's. Qwen still samples all F' frames.
+func RefVideoVAEFrames(frames int, c VideoConvention) int {
+	if frames <= 0 || c == ConventionH3C || frames < 5 {
+		return max(frames, 0)
+	}
+	return (frames-5)/frameCycle*frameCycle + 5
+}
+
 // RefVideoLatentFrames is the latent length of a reference clip of F'
-// decoded frames: 107 frames give 32 (official) or 27 (h3.c).
+// decoded frames: 107 frames give 32 (official: 107 = 17*6+5) or 27 (h3.c).
 func RefVideoLatentFrames(frames int, c VideoConvention) int {
 	if frames <= 0 {
 		return 0
@@ -91,7 +123,7 @@ func RefVideoLatentFrames(frames int, c VideoConvention) int {
 	if c == ConventionH3C {
 		return (frames + 3) / 4
 	}
-	return max(1, 5*((frames+frameCycle-1)/frameCycle)-3)
+	return LatentFrames(RefVideoVAEFrames(frames, c))
 }
 
 // SpanSum is the RoPE time covered by n latent frames, in audio-latent units.

@@ -23,8 +23,11 @@ func TestTemporal(t *testing.T) {
 	if got := FramesForSeconds(5); got != 124 {
 		t.Errorf("5 s -> %d frames, want 124", got)
 	}
-	// h3.c h3_video_encoder_latent_t and facts §13's 107-frame example.
-	for _, c := range []struct{ f, h3c, official int }{{1, 1, 2}, {5, 2, 2}, {22, 6, 7}, {39, 10, 12}, {107, 27, 32}, {175, 44, 52}, {56, 14, 17}} {
+	// h3.c h3_video_encoder_latent_t and facts §13's 107-frame example; the
+	// official path keeps the first 17k+5 frames (SGLang's
+	// get_suitable_video_length, trim mode): 38 frames encode as 22 (7
+	// latents, where all 38 as 17-frame clips would give 12), 21 as 5.
+	for _, c := range []struct{ f, h3c, official int }{{1, 1, 2}, {5, 2, 2}, {21, 6, 2}, {22, 6, 7}, {38, 10, 7}, {39, 10, 12}, {107, 27, 32}, {175, 44, 52}, {56, 14, 17}} {
 		if g := RefVideoLatentFrames(c.f, ConventionH3C); g != c.h3c {
 			t.Errorf("h3.c latents(%d) = %d, want %d", c.f, g, c.h3c)
 		}
@@ -64,9 +67,17 @@ func TestCanvases(t *testing.T) {
 			t.Errorf("RefImageCanvas(%v, %v, %v) = %v, want %v", a.src, a.target, a.p, g, a.want)
 		}
 	}
-	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(640, 352)}, {c(1080, 1920), c(768, 1344)}} {
-		if g := RefVideoCanvas(a.in); g != a.want {
+	// The official path resolves every clip to the 768-class canvas of its
+	// aspect ratio, enlarging small clips (SGLang prequeue.py).
+	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(1344, 768)}, {c(1280, 720), c(1344, 768)}, {c(1080, 1920), c(768, 1344)}} {
+		if g := RefVideoCanvas(a.in, ClipOfficial); g != a.want {
 			t.Errorf("RefVideoCanvas(%v) = %v, want %v", a.in, g, a.want)
+		}
+	}
+	// h3.c's and ComfyUI's rule, kept as the "source" option: never enlarge.
+	for _, a := range []struct{ in, want Canvas }{{c(1920, 1080), c(1344, 768)}, {c(640, 360), c(640, 352)}} {
+		if g := RefVideoCanvas(a.in, ClipSource); g != a.want {
+			t.Errorf("RefVideoCanvas(%v, source) = %v, want %v", a.in, g, a.want)
 		}
 	}
 	// Vision tokens per image (facts §5).
@@ -274,7 +285,7 @@ func TestLimits(t *testing.T) {
 		"short audio":      {Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 1.5}}},
 		"anchor and ref":   {First: true, Refs: []Ref{img}},
 		"elongated":        {Refs: []Ref{{Kind: RefImage, Source: Canvas{5000, 1000}}}},
-		"audio over 15 s":  {Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 14}, {Kind: RefAudio, AudioSeconds: 2.5}}},
+		"audio over 15 s":  {Frames: 362, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 14}, {Kind: RefAudio, AudioSeconds: 2.5}}},
 		"short soundtrack": {Frames: 39, Refs: []Ref{{Kind: RefVideoAudio, Source: Canvas{640, 360}, SourceFrames: 100, AudioSeconds: 5}}},
 	}
 	for name, s := range bad {
@@ -293,9 +304,15 @@ func TestLimits(t *testing.T) {
 		t.Error("over the area cap accepted")
 	}
 	// The 15 s total caps (truncates) the last clip while 2 s remain.
-	l, err := Build(Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}, {Kind: RefAudio, AudioSeconds: 7}}})
+	l, err := Build(Spec{Canvas: Canvas{512, 512}, Frames: 362, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}, {Kind: RefAudio, AudioSeconds: 7}}})
 	if err != nil || l.Refs[2].UsedSeconds != 6 || l.Refs[2].AudioLatents != 240 {
 		t.Errorf("15 s cap: %v %+v", err, l)
+	}
+	// Each audio input is cut to the output's length (the official
+	// audio_encoding.py bounds every extraction by frame_count / fps).
+	l, err = Build(Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: []Ref{img, {Kind: RefAudio, AudioSeconds: 9}}})
+	if err != nil || l.Refs[1].UsedSeconds != 124.0/FPS {
+		t.Errorf("output-length cut: %v, used %v s", err, l.Refs[1].UsedSeconds)
 	}
 	ok := Spec{Canvas: Canvas{512, 512}, Frames: 124, Refs: append(append(rep(img, 8), vid), aud, aud)}
 	if _, err := Build(ok); err != nil {

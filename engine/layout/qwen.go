@@ -52,9 +52,12 @@ type Span struct {
 	Ref int
 	// Block is a clip's block index (after temporal pooling).
 	Block int
-	// Canvas is the pixel canvas the vision tower sees; GridH x GridW is the
-	// merged token grid fed to the language model (after spatial pooling).
-	Canvas       Canvas
+	// Canvas is the pixel canvas the vision tower sees (the Qwen processor's
+	// resize of Source); GridH x GridW is the merged token grid fed to the
+	// language model (after spatial pooling).
+	Canvas Canvas
+	// Source is the canvas the input was decoded on (the VAE's).
+	Source       Canvas
 	GridH, GridW int
 	// Frames are the clip frames (24 fps indices) averaged into this block:
 	// two per 2-fps block, four when temporally pooled.
@@ -123,19 +126,23 @@ func label(text string, ref int) Span {
 	return Span{Kind: SpanLabel, Text: text, Tokens: LabelTokens(text), Ref: ref}
 }
 
-func visionBlock(kind SpanKind, ref, block int, c Canvas, pool Pool, frames []int) Span {
+// visionBlock is one block of the vision tower over canvas c, which the
+// input was decoded on as src.
+func visionBlock(kind SpanKind, ref, block int, src, c Canvas, pool Pool, frames []int) Span {
 	gh, gw := c.Height/CanvasMultiple, c.Width/CanvasMultiple
 	if pool.Spatial > 1 {
 		gh, gw = (gh+pool.Spatial-1)/pool.Spatial, (gw+pool.Spatial-1)/pool.Spatial
 	}
-	return Span{Kind: kind, Tokens: gh*gw + 2, Ref: ref, Block: block, Canvas: c, GridH: gh, GridW: gw, Frames: frames, Pool: pool}
+	return Span{Kind: kind, Tokens: gh*gw + 2, Ref: ref, Block: block, Canvas: c, Source: src, GridH: gh, GridW: gw, Frames: frames, Pool: pool}
 }
 
 // videoBlocks groups a clip's 2-fps samples into blocks of 2 (or 2*Temporal)
 // frames and labels each with the mean time of its frames, printed %.1f:
 // "<0.2 seconds>", "<1.2 seconds>", ...; an odd last block reads "<b.0 seconds>".
-func videoBlocks(ref int, rl *RefLayout) []Span {
+func videoBlocks(ref int, rl *RefLayout, proc QwenProcessor) []Span {
 	samples := QwenSamples(rl.Frames)
+	// The processor sees the unpadded samples: every 12th frame.
+	qc := proc.VideoCanvas(rl.Canvas, (rl.Frames+qwenSampleStride-1)/qwenSampleStride)
 	per := 2 * rl.Pool.Temporal
 	var out []Span
 	for b := 0; b*per < len(samples); b++ {
@@ -145,7 +152,7 @@ func videoBlocks(ref int, rl *RefLayout) []Span {
 			sum += float64(f) / FPS
 		}
 		ts := fmt.Sprintf("<%.1f seconds>", sum/float64(len(fr)))
-		out = append(out, label(ts, ref), visionBlock(SpanVideo, ref, b, rl.Canvas, rl.Pool, fr))
+		out = append(out, label(ts, ref), visionBlock(SpanVideo, ref, b, rl.Canvas, qc, rl.Pool, fr))
 	}
 	return out
 }
@@ -157,7 +164,7 @@ func buildPresentation(s *Spec, canvas Canvas, refs []RefLayout) Presentation {
 	anchor := func(idx int) {
 		pic++
 		p.Spans = append(p.Spans, label(fmt.Sprintf("<Picture %d>: ", pic), idx),
-			visionBlock(SpanImage, idx, 0, canvas, Pool{1, 1}, nil))
+			visionBlock(SpanImage, idx, 0, canvas, s.Processor.ImageCanvas(canvas), Pool{1, 1}, nil))
 	}
 	if s.First {
 		anchor(0)
@@ -170,8 +177,9 @@ func buildPresentation(s *Spec, canvas Canvas, refs []RefLayout) Presentation {
 		start := len(p.Spans)
 		switch rl.Kind {
 		case RefImage:
+			rl.QwenCanvas = s.Processor.ImageCanvas(rl.Canvas)
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Picture %d>: ", rl.Label), i),
-				visionBlock(SpanImage, i, 0, rl.Canvas, Pool{1, 1}, nil))
+				visionBlock(SpanImage, i, 0, rl.Canvas, rl.QwenCanvas, Pool{1, 1}, nil))
 		case RefAudio:
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Audio %d>: ", rl.Label), i))
 		case RefVideo, RefVideoAudio:
@@ -179,7 +187,8 @@ func buildPresentation(s *Spec, canvas Canvas, refs []RefLayout) Presentation {
 				p.Spans = append(p.Spans, label(fmt.Sprintf("<Audio %d>: ", rl.AudioLabel), i))
 			}
 			p.Spans = append(p.Spans, label(fmt.Sprintf("<Video %d>: ", rl.Label), i))
-			blocks := videoBlocks(i, rl)
+			blocks := videoBlocks(i, rl, s.Processor)
+			rl.QwenCanvas = blocks[1].Canvas
 			rl.QwenBlocks = len(blocks) / 2
 			p.Spans = append(p.Spans, blocks...)
 		}

@@ -93,8 +93,10 @@ type Ref struct {
 	Source       Canvas  // image or clip pixel size
 	SourceFrames int     // clip length in frames at 24 fps
 	AudioSeconds float64 // audio clip or soundtrack length
+	AudioRate    int     // an audio clip's sample rate (0: 32 kHz)
 
 	Policy       ImagePolicy // images
+	ClipPolicy   ClipPolicy  // clips
 	CapShortEdge int         // images: extra down-scale of the short edge (0 = none)
 	Pool         Pool        // clips: Qwen token pooling
 	MaxFrames    int         // clips: decode at most this many frames (0 = no cap beyond the output)
@@ -108,6 +110,8 @@ type Spec struct {
 	First, Last  bool   // FL2VA anchors
 	Refs         []Ref  // Ref2VA references in request order
 	Convention   VideoConvention
+	// Processor is the snapshot's Qwen processor budget (zero: the release's).
+	Processor QwenProcessor
 }
 
 // Task derives the task from the anchors and references.
@@ -135,10 +139,13 @@ type RefLayout struct {
 	Ref
 	Label        int     // 1-based number in its label kind (<Picture n>, <Video n>, <Audio n>)
 	AudioLabel   int     // video+audio: its <Audio j> number
-	Canvas       Canvas  // encode canvas for the VAE and the vision tower
-	Frames       int     // decoded clip frames F'
+	Canvas       Canvas  // the decode canvas: what the VAE encodes
+	QwenCanvas   Canvas  // what the vision tower sees (the Qwen processor's resize of Canvas)
+	Frames       int     // decoded clip frames F' (all sampled for Qwen)
+	VAEFrames    int     // the first frames of F' the video VAE encodes
 	LatentFrames int     // DiT latent frames (1 for an image)
 	UsedSeconds  float64 // audio actually used (soundtrack cut, 15 s total cap)
+	AudioSamples int     // 32 kHz samples of the used audio (AudioSamplesFrom)
 	AudioLatents int     // Ta of the used audio
 	DiTRows      int
 	QwenTokens   int // this reference's share of the Qwen sequence, labels included
@@ -243,7 +250,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			}
 			nVid++
 			rl.Label = nVid
-			rl.Canvas = RefVideoCanvas(r.Source)
+			rl.Canvas = RefVideoCanvas(r.Source, r.ClipPolicy)
 			if r.CapShortEdge > 0 && min(rl.Canvas.Width, rl.Canvas.Height) > r.CapShortEdge {
 				rl.Canvas = RefImageCanvas(rl.Canvas, rl.Canvas, PolicyMax, r.CapShortEdge)
 			}
@@ -251,10 +258,14 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			if r.MaxFrames > 0 {
 				rl.Frames = min(rl.Frames, r.MaxFrames)
 			}
+			rl.VAEFrames = RefVideoVAEFrames(rl.Frames, s.Convention)
 			rl.LatentFrames = RefVideoLatentFrames(rl.Frames, s.Convention)
 			rl.DiTRows = rl.LatentFrames * rl.Canvas.Tokens()
 			if r.Kind == RefVideoAudio {
-				rl.UsedSeconds = math.Min(r.AudioSeconds, float64(rl.Frames)/FPS)
+				// The official path extracts a soundtrack for the output's
+				// length (audio_encoding.py: frame_count / fps), as for any
+				// audio input.
+				rl.UsedSeconds = math.Min(r.AudioSeconds, float64(frames)/FPS)
 				if rl.Frames < minSoundFrame || rl.UsedSeconds < MinAudioSeconds {
 					return nil, limitf("%s: its soundtrack covers %.1f s of the %d decoded frames; a soundtrack needs 2 s (use at least 56 output frames, or drop the sound)", refName(i, r), rl.UsedSeconds, rl.Frames)
 				}
@@ -262,17 +273,22 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 		case RefAudio:
 			nAud++
 			rl.Label = nAud
-			rl.UsedSeconds = math.Min(r.AudioSeconds, MaxAudioSeconds)
+			rl.UsedSeconds = math.Min(r.AudioSeconds, float64(frames)/FPS)
 		}
 		if r.Kind.HasAudio() {
 			if rl.UsedSeconds > audioLeft {
 				rl.UsedSeconds = audioLeft
-			}
-			if rl.UsedSeconds < MinAudioSeconds {
-				return nil, limitf("%s: audio inputs total more than %.0f s; shorten or drop one", refName(i, r), MaxAudioSeconds)
+				if rl.UsedSeconds < MinAudioSeconds {
+					return nil, limitf("%s: audio inputs total more than %.0f s; shorten or drop one", refName(i, r), MaxAudioSeconds)
+				}
 			}
 			audioLeft -= rl.UsedSeconds
-			rl.AudioLatents = AudioLatentsForSamples(AudioSamples(rl.UsedSeconds))
+			rate := r.AudioRate
+			if r.Kind == RefVideoAudio {
+				rate = SoundtrackRate
+			}
+			rl.AudioSamples = AudioSamplesFrom(rl.UsedSeconds, rate)
+			rl.AudioLatents = AudioLatentsForSamples(rl.AudioSamples)
 			rl.DiTRows += 2 * rl.AudioLatents
 		}
 		out[i] = rl

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 
 	"h3studio/engine/layout"
 )
@@ -324,8 +325,13 @@ func (f *fitter) report(mc Machine) *Plan {
 			src := rl.Source
 			rp.ScaledFrom = &src
 		}
+		if rl.Kind != layout.RefAudio && rl.QwenCanvas != rl.Canvas {
+			qc := rl.QwenCanvas
+			rp.QwenCanvas = &qc
+		}
+		rp.VAEFrames = rl.VAEFrames
 		if rl.Kind.HasAudio() && rl.AudioSeconds > rl.UsedSeconds+0.05 && rl.Kind == layout.RefAudio {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: only the first %.1f s of its %.1f s are used (audio references total at most 15 s)", rp.Path, rl.UsedSeconds, rl.AudioSeconds))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: only the first %.1f s of its %.1f s are used (audio is cut to the output's length, and audio inputs total at most 15 s)", filepath.Base(rp.Path), rl.UsedSeconds, rl.AudioSeconds))
 		}
 		p.References = append(p.References, rp)
 	}

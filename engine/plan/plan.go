@@ -16,6 +16,9 @@ type Media struct {
 	FPS           float64
 	Frames        int
 	AudioSeconds  float64 // soundtrack or audio file length (0 = none)
+	// AudioRate is an audio file's sample rate (the official chain
+	// resamples from it; a video's soundtrack is extracted at 44.1 kHz).
+	AudioRate int
 }
 
 // framesAt24 is how many frames a bounded 24 fps decode yields.
@@ -50,10 +53,14 @@ type Request struct {
 	LastSize        layout.Canvas
 	Refs            []Reference
 	ImagePolicy     layout.ImagePolicy
+	ClipPolicy      layout.ClipPolicy
 	Convention      layout.VideoConvention
-	Steps           int // DiT forwards before reuse (default 20)
-	Layers          int // active DiT blocks (default all)
-	Reuse           int // whole-denoiser reuse interval (default 1)
+	// Processor is the snapshot's Qwen processor budget (zero: the
+	// release's); Engine.Plan fills it from the snapshot.
+	Processor layout.QwenProcessor
+	Steps     int // DiT forwards before reuse (default 20)
+	Layers    int // active DiT blocks (default all)
+	Reuse     int // whole-denoiser reuse interval (default 1)
 }
 
 // Options are the backend's declarations.
@@ -81,9 +88,14 @@ type Decision struct {
 
 // RefPlan is one reference as planned.
 type RefPlan struct {
-	Kind       string         `json:"kind"`
-	Path       string         `json:"path"`
-	Canvas     layout.Canvas  `json:"canvas"`
+	Kind   string        `json:"kind"`
+	Path   string        `json:"path"`
+	Canvas layout.Canvas `json:"canvas"`
+	// QwenCanvas is what the vision tower sees when the Qwen processor
+	// resizes the canvas (a small picture grows, a long clip shrinks).
+	QwenCanvas *layout.Canvas `json:"qwen_canvas,omitempty"`
+	// VAEFrames is how many of a clip's Frames the video VAE encodes.
+	VAEFrames  int            `json:"vae_frames,omitempty"`
 	QwenTokens int            `json:"qwen_tokens"`
 	DiTRows    int            `json:"dit_rows"`
 	ScaledFrom *layout.Canvas `json:"scaled_from,omitempty"`
@@ -178,16 +190,17 @@ func newState(r Request) (state, error) {
 		}
 	}
 	s.spec = layout.Spec{Canvas: model, Frames: r.Frames, PromptTokens: r.PromptTokens,
-		First: r.First != "", Last: r.Last != "", Convention: r.Convention}
+		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor}
 	for _, ref := range r.Refs {
 		lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height},
-			Policy: r.ImagePolicy}
+			Policy: r.ImagePolicy, ClipPolicy: r.ClipPolicy}
 		switch ref.Kind {
 		case layout.RefVideo, layout.RefVideoAudio:
 			lr.SourceFrames = ref.Media.framesAt24()
 			lr.AudioSeconds = ref.Media.AudioSeconds
 		case layout.RefAudio:
 			lr.AudioSeconds = ref.Media.DurationS
+			lr.AudioRate = ref.Media.AudioRate
 			if lr.AudioSeconds == 0 {
 				lr.AudioSeconds = ref.Media.AudioSeconds
 			}

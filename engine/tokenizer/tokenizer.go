@@ -16,8 +16,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 )
 
 // Qwen3-VL control tokens H3's presentation uses. Look their ids up with
@@ -80,6 +83,9 @@ func Load(path string) (*Tokenizer, error) {
 	t, err := parse(data)
 	if err != nil {
 		return nil, &FormatError{Path: path, Err: err}
+	}
+	if err := t.addConfigTokens(filepath.Join(filepath.Dir(path), "tokenizer_config.json")); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -280,3 +286,67 @@ func (t *Tokenizer) AddedTokens() []AddedToken {
 
 // VocabSize is one past the largest id, counting added tokens.
 func (t *Tokenizer) VocabSize() int { return len(t.idToToken) }
+
+// configAdded is one entry of tokenizer_config.json's added_tokens_decoder.
+type configAdded struct {
+	Content    string `json:"content"`
+	Special    bool   `json:"special"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+}
+
+// addConfigTokens adds the tokens that tokenizer_config.json beside a
+// tokenizer.json declares and the tokenizer.json lacks, as Hugging Face's
+// AutoTokenizer does when it loads the folder (MiniMax-H3 extends Qwen3
+// with <d>, <|caption_start|> and five more this way). A missing config is
+// not an error; a malformed one is.
+func (t *Tokenizer) addConfigTokens(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tokenizer: %w", err)
+	}
+	var cfg struct {
+		Decoder map[string]configAdded `json:"added_tokens_decoder"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return &FormatError{Path: path, Err: err}
+	}
+	ids := make([]int, 0, len(cfg.Decoder))
+	for k := range cfg.Decoder {
+		id, err := strconv.Atoi(k)
+		if err != nil || id < 0 || id >= maxVocab {
+			return &FormatError{Path: path, Err: fmt.Errorf("added token id %q", k)}
+		}
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	grew := false
+	for _, id := range ids {
+		a := cfg.Decoder[strconv.Itoa(id)]
+		if _, ok := t.addedByID[id]; ok || a.Content == "" {
+			continue
+		}
+		if _, ok := t.addedByStr[a.Content]; ok {
+			continue
+		}
+		at := &AddedToken{ID: id, Content: a.Content, Special: a.Special, SingleWord: a.SingleWord,
+			LStrip: a.LStrip, RStrip: a.RStrip, Normalized: a.Normalized}
+		t.added = append(t.added, at)
+		t.addedByID[id] = at
+		t.addedByStr[a.Content] = at
+		for len(t.idToToken) <= id {
+			t.idToToken = append(t.idToToken, "")
+		}
+		t.idToToken[id] = a.Content
+		grew = true
+	}
+	if grew {
+		t.buildMatchers()
+	}
+	return nil
+}

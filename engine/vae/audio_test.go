@@ -23,7 +23,7 @@ func newTestAudio(t *testing.T, part AudioPart, o AudioOptions) (*AudioVAE, *aud
 		name = "audio_weights_decoder"
 	}
 	src := openFixture(t, name)
-	a, err := LoadAudio(cpuBackend(t), src, audioConfig(t, src), part, o)
+	a, err := LoadAudio(parityBackend(t), src, audioConfig(t, src), part, o)
 	if err != nil {
 		t.Fatal(err)
 	}

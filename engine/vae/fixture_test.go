@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/ggml/ggmltest"
 	"h3studio/engine/weights"
 )
 
@@ -66,6 +67,7 @@ func checkRel(t *testing.T, what string, got, want []float32, tol float64) {
 		t.Errorf("%s: %d values, want %d", what, len(got), len(want))
 		return
 	}
+	tol = ggmltest.Tol(tol)
 	e := relL2(got, want)
 	t.Logf("%-34s rel L2 %.3g (%d values)", what, e, len(got))
 	if !(e <= tol) {
@@ -84,6 +86,14 @@ func cpuBackend(t testing.TB) *ggml.Backend {
 	}
 	t.Cleanup(b.Close)
 	return b
+}
+
+// parityBackend runs the VAEs of the fixture tests: on one CPU thread
+// (see cpuBackend), or on Metal under make mac-test, where a node placed
+// on the CPU fails the test and checkRel widens to ggmltest.Tol.
+func parityBackend(t testing.TB) *ggml.Backend {
+	t.Helper()
+	return ggmltest.Backend(t, ggmltest.Options{Threads: 1})
 }
 
 // auditor collects Metal-audit findings of every graph it is shown.

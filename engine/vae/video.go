@@ -6,6 +6,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
+	"h3studio/engine/weights/safetensors"
 )
 
 // DefaultConvBudget is the im2col scratch one encoder convolution may use.
@@ -22,6 +23,10 @@ type VideoEncoder struct {
 	// ConvBudget bounds the im2col scratch of one convolution in bytes
 	// (0: DefaultConvBudget); frames are convolved in groups to stay within it.
 	ConvBudget int64
+	// HalfLatent rounds the posterior mean to float16 before whitening, as
+	// the official encode does (SGLang's encode_videos/encode_images with
+	// use_fp16_latent=True); ComfyUI keeps float32.
+	HalfLatent bool
 	taps       *tapper
 	inspect    func(*ggml.Graph) // tests: sees every graph before it runs
 }
@@ -121,6 +126,11 @@ func (e *VideoEncoder) whiten(m vol) Latent {
 	mean.c = c
 	per := m.t * m.h * m.w
 	mean.d = mean.d[:c*per]
+	if e.HalfLatent {
+		for i, v := range mean.d {
+			mean.d[i] = safetensors.F16ToF32(safetensors.F32ToF16(v))
+		}
+	}
 	for ch := range c {
 		mu, sd := float32(e.cfg.LatentsMean[ch]), float32(e.cfg.LatentsStd[ch])
 		for i := range per {

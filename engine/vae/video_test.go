@@ -25,7 +25,7 @@ func videoConfig(t testing.TB, src weights.Source) *VideoConfig {
 
 func newTestEncoder(t *testing.T) (*VideoEncoder, *auditor) {
 	src := openFixture(t, "video_weights_encoder")
-	e, err := LoadVideoEncoder(cpuBackend(t), src, videoConfig(t, src))
+	e, err := LoadVideoEncoder(parityBackend(t), src, videoConfig(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func newTestDecoder(t *testing.T, o DecodeOptions) (*VideoDecoder, *auditor) {
 
 func loadTestDecoder(t testing.TB, o DecodeOptions) *VideoDecoder {
 	src := openFixture(t, "video_weights_decoder")
-	d, err := LoadVideoDecoder(cpuBackend(t), src, videoConfig(t, src), o)
+	d, err := LoadVideoDecoder(parityBackend(t), src, videoConfig(t, src), o)
 	if err != nil {
 		t.Fatal(err)
 	}

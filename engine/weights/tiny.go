@@ -130,7 +130,7 @@ var tinyPartitions = []struct{ dir, name string }{{"FL2VA", "fl2va"}, {"Ref2VA",
 // output changes (engine/dit's fixture checksum test fails when it does):
 // caches of generated tiny models are keyed by it, so a newer binary never
 // reuses an older snapshot.
-const TinyVersion = 2
+const TinyVersion = 3
 
 // WriteTiny writes a complete random-weight snapshot in the release's
 // layout, tensor names and config keys into dir (which must not exist or
@@ -224,10 +224,10 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 		p := filepath.Join(dir, sub)
 		steps = append(steps,
 			func() error {
-				return writeJSON(filepath.Join(p, "preprocessor_config.json"), qwenPreprocessor("Qwen2VLImageProcessorFast"))
+				return writeJSON(filepath.Join(p, "preprocessor_config.json"), qwenPreprocessor("Qwen2VLImageProcessorFast", 65536, 16777216))
 			},
 			func() error {
-				return writeJSON(filepath.Join(p, "video_preprocessor_config.json"), qwenPreprocessor("Qwen3VLVideoProcessor"))
+				return writeJSON(filepath.Join(p, "video_preprocessor_config.json"), qwenPreprocessor("Qwen3VLVideoProcessor", 4096, 25165824))
 			})
 	}
 	for _, s := range steps {
@@ -238,12 +238,22 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 	return nil
 }
 
-func qwenPreprocessor(class string) map[string]any {
-	return map[string]any{
-		"image_processor_type": class, "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
+// qwenPreprocessor is a Qwen3-VL processor config with the release's pixel
+// budget (minPx..maxPx; the video processor's covers all sampled frames),
+// so the tiny model's vision tokens follow the release's rules.
+func qwenPreprocessor(class string, minPx, maxPx int) map[string]any {
+	c := map[string]any{
+		"patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
 		"image_mean": []float64{0.5, 0.5, 0.5}, "image_std": []float64{0.5, 0.5, 0.5},
-		"size": map[string]int{"shortest_edge": 65536, "longest_edge": 16777216},
+		"size": map[string]int{"shortest_edge": minPx, "longest_edge": maxPx},
 	}
+	key := "image_processor_type"
+	if class == "Qwen3VLVideoProcessor" {
+		key = "video_processor_type"
+		c["do_sample_frames"] = false
+	}
+	c[key] = class
+	return c
 }
 
 func audioYAML(k AudioVAEKwargs) []byte {

@@ -33,6 +33,10 @@ var qwenSpecials = []struct {
 	{"<|caption_start|>", true}, {"<|caption_end|>", true},
 }
 
+// h3AddedTokens is the number of MiniMax-H3 additions at the end of
+// qwenSpecials.
+const h3AddedTokens = 7
+
 // The tiny vocabulary: 256 byte tokens, tinyMerges learned merges, then
 // the specials in Qwen's order starting at tinySpecialBase.
 const (
@@ -232,7 +236,12 @@ func tinyTokenizerFiles() (map[string][]byte, error) {
 	decoderMap := map[string]any{}
 	for i, s := range qwenSpecials {
 		a := added{ID: int64(tinySpecialBase + i), Content: s.content, Special: s.special}
-		addedTokens = append(addedTokens, a)
+		// MiniMax-H3's own tokens live only in tokenizer_config.json, as
+		// ComfyUI reads the release's ("tokenizer_config extends Qwen"),
+		// so the tiny model exercises the loader's merge of the two.
+		if i < len(qwenSpecials)-h3AddedTokens {
+			addedTokens = append(addedTokens, a)
+		}
 		decoderMap[fmt.Sprint(a.ID)] = map[string]any{"content": a.Content, "lstrip": false, "normalized": false, "rstrip": false, "single_word": false, "special": a.Special}
 	}
 	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}

@@ -3,6 +3,7 @@
 package backendtest
 
 import (
+	"slices"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -61,4 +62,39 @@ func toF64(v []float32) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// The scheduler's own placement, as CPUNodes reports it, agrees with the
+// audit: a case the audit expects on the CPU shows its op there, a
+// Metal-safe case shows none. This is the positive control for the
+// model fixtures' no-CPU-node check under make mac-test.
+func TestMetalCPUNodes(t *testing.T) {
+	for _, cs := range Cases() {
+		if cs.Name != "interpolate_bilinear_cpu" && cs.Name != "mul_mat/f32" {
+			continue
+		}
+		t.Run(cs.Name, func(t *testing.T) {
+			gpu, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceGPU, TrackFallback: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			if _, err := Run(gpu, cs, 1); err != nil {
+				t.Fatal(err)
+			}
+			var ops []string
+			for _, n := range gpu.CPUNodes() {
+				ops = append(ops, n.Op)
+			}
+			t.Logf("on the CPU: %v (audit expects %v)", ops, cs.Fallback)
+			if len(cs.Fallback) == 0 && len(ops) > 0 {
+				t.Errorf("a Metal-safe case ran %v on the CPU", ops)
+			}
+			for _, want := range cs.Fallback {
+				if !slices.Contains(ops, want) {
+					t.Errorf("the audit expects %s on the CPU; the scheduler put %v there", want, ops)
+				}
+			}
+		})
+	}
 }
