@@ -69,7 +69,7 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 	}
 	active := m.activeList()
 	keep := m.reuse.enabled()
-	if m.opt.Residency == Resident {
+	if !m.streamed() {
 		if err := m.residentBlocks(); err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (ou
 				*gi = m.declareInputs(g, "", idx, s.cos, s.sin)
 			}
 			mod := m.modulation(g, i, gi.idx)
-			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.opt.ExactKV, name: fmt.Sprintf("blk.%d.attn", i)}
+			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.exactKV(), name: fmt.Sprintf("blk.%d.attn", i)}
 			x = p.cores[i].Forward(g, x, mod, a, mark)
 			if !inPool {
 				mark(fmt.Sprintf("blk.%d.out", i), x)

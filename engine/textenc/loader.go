@@ -10,19 +10,19 @@ import (
 
 // load fills module's `st`-tagged weights under prefix through
 // weights.LoadModule. Vectors (norm scales, biases) are kept in f32;
-// matrices are stored as Options.Weights says (PrecisionAuto: as the
+// matrices are stored as Options.Precision.Weights says (zero: as the
 // checkpoint stores them). Tensors of more than two axes (the Conv3d patch
 // embedding) arrive flattened to [rest, out].
 // check then compares the loaded shapes with the config; on a mismatch
 // the weights are freed again.
 func (m *Model) load(prefix string, module any, check func(*shapeCheck)) (*weights.Module, error) {
 	o := weights.LoadOptions{Prefix: prefix}
-	if wt := m.opts.Weights; wt != PrecisionAuto {
+	if wt, ok := m.opts.Precision.Weights.Get(); ok {
 		o.Store = func(info weights.TensorInfo) (ggml.DType, error) {
 			if len(info.Shape) <= 1 {
 				return ggml.F32, nil
 			}
-			return wt.dtype(), nil
+			return wt, nil
 		}
 	}
 	ws, err := weights.LoadModule(m.b, m.src, module, o)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
 	"h3studio/engine/tokenizer"
 	"h3studio/engine/weights"
@@ -89,7 +90,7 @@ func pool64(x []float64, mh, mw, d, sp int) []float64 {
 func TestRealiseAndEncode(t *testing.T) {
 	cfg, src, tok := tinySnapshot(t)
 	b := newBackend(t)
-	m, err := New(b, src, cfg, Options{Weights: PrecisionF32, KV: PrecisionF32, QueryChunk: 16, RowGroup: 24})
+	m, err := New(b, src, cfg, Options{Precision: ggml.Exact(), QueryChunk: 16, RowGroup: 24})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func (l *TextLayer) KeysValues(g *ggml.Graph, x, pos *ggml.Tensor, c TextConfig)
 // Forward runs the layer for query rows x [D, n] at positions pos [4n];
 // k, v [hd, KVHeads, e] are the rotated keys and values of rows 0..e-1, of
 // which x's rows are the last n. It returns the layer output [D, n].
-func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.KVPrecision, name string) *ggml.Tensor {
+func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.Storage, name string) *ggml.Tensor {
 	n := x.Ne(1)
 	h := norm(g, x, l.InputNorm, c.Eps)
 	q := g.Reshape(g.MulMat(l.Attn.Q, h), c.HeadDim, c.Heads, n)

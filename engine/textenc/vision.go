@@ -106,7 +106,7 @@ type visionInputs struct {
 
 // Forward runs one item (N patches) and returns the merged tokens
 // [OutHidden, N/4] and the deepstack features, each [OutHidden, N/4].
-func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv ggml.KVPrecision) (*ggml.Tensor, []*ggml.Tensor) {
+func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv ggml.Storage) (*ggml.Tensor, []*ggml.Tensor) {
 	x := linear(g, t.PatchEmbed, t.PatchBias, in.patches)
 	for i := range in.posIdx {
 		x = g.Add(x, g.Mul(g.GetRows(t.PosEmbed, in.posIdx[i]), in.posW[i]))
@@ -134,7 +134,7 @@ func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv
 // attention is full (non-causal) multi-head attention over one item's
 // patches with the 2-D rotary embedding: the first quarter of each head's
 // rotary pairs turns with the patch row, the second with the column.
-func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.KVPrecision) *ggml.Tensor {
+func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.Storage) *ggml.Tensor {
 	hd, H, N := c.headDim(), c.Heads, x.Ne(1)
 	qkv := g.Reshape(linear(g, b.QKV, b.QKVBias, x), hd, H, 3, N)
 	part := func(i int) *ggml.Tensor {
@@ -257,7 +257,7 @@ func (m *Model) encodeBlock(name string, it Item) (*visionFeatures, error) {
 	}
 	g := m.b.NewGraph(0)
 	defer g.Free()
-	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.kv)
+	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.opts.Precision.KV)
 	g.Output(merged)
 	g.Output(deep...)
 	if err := m.compute(name, g); err != nil {

@@ -50,7 +50,10 @@ const (
 
 // AudioOptions tunes the audio VAE; the zero value decodes in one graph.
 type AudioOptions struct {
-	Precision Precision
+	// Precision.KV is the encoder's attention K/V type (zero: the
+	// backend's). The audio VAE keeps its weights in f32: Precision.Weights
+	// must be zero or F32.
+	Precision ggml.Precision
 	// ChunkLatents > 0 decodes windows of that many latent steps, each with
 	// ContextLatents steps of context on both sides that are decoded and
 	// thrown away, so a long track never needs one giant graph.
@@ -59,6 +62,9 @@ type AudioOptions struct {
 
 // LoadAudio loads one half of the audio VAE from src onto b.
 func LoadAudio(b *ggml.Backend, src weights.Source, cfg *AudioConfig, part AudioPart, o AudioOptions) (*AudioVAE, error) {
+	if err := o.Precision.Check("vae", ggml.F32); err != nil {
+		return nil, err
+	}
 	a := &AudioVAE{cfg: cfg, b: b, opt: o}
 	l := newLoader(src)
 	if part == AudioEncoderPart {
@@ -105,13 +111,7 @@ func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
 	defer g.Free()
 	in := g.Input("waveform", ggml.F32, n, 1, stereo)
 	in.SetF32(wave)
-	var mask *ggml.Tensor
-	if a.opt.Precision == Reference {
-		m := causalMask(t)
-		mask = g.Input("causal_mask", ggml.F16, t, len(m)/t)
-		mask.SetRaw(u16LE(m))
-	}
-	z := a.enc.Forward(g, in, mask, a.opt.Precision, a.taps)
+	z := a.enc.Forward(g, in, a.opt.Precision.KV, a.taps)
 	g.Output(z)
 	if err := a.compute(g); err != nil {
 		return AudioLatent{}, err
@@ -140,14 +140,6 @@ func (a *AudioVAE) compute(g *ggml.Graph) error {
 	a.Calls++
 	a.taps.read()
 	return nil
-}
-
-func u16LE(v []uint16) []byte {
-	out := make([]byte, 2*len(v))
-	for i, x := range v {
-		out[2*i], out[2*i+1] = byte(x), byte(x>>8)
-	}
-	return out
 }
 
 // Decode turns a normalised latent into stereo audio of T·hop samples,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
 
@@ -34,7 +35,7 @@ func newTestAudio(t *testing.T, part AudioPart, o AudioOptions) (*AudioVAE, *aud
 }
 
 func TestAudioEncode(t *testing.T) {
-	a, au := newTestAudio(t, AudioEncoderPart, AudioOptions{Precision: Reference})
+	a, au := newTestAudio(t, AudioEncoderPart, AudioOptions{Precision: exactKV})
 	fx := openFixture(t, "audio_encode")
 	names := []string{"enc.block.0", "enc.block.1.block.0", "enc.block.1", "enc.out", "pre_block.attn", "pre_block", "mean_proj"}
 	a.taps = newTapper(names...)
@@ -58,7 +59,7 @@ func TestAudioEncode(t *testing.T) {
 	}
 	checkRel(t, "audio latent", z.Data, want, tolF32)
 	// the backend's causal flash attention (bf16 K/V on the CPU)
-	a.opt.Precision = Fast
+	a.opt.Precision = ggml.Precision{}
 	zf, err := a.Encode(context.Background(), Audio{Samples: int(ws[2]), Data: wave})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestAudioEncode(t *testing.T) {
 }
 
 func TestAudioDecode(t *testing.T) {
-	a, au := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: Reference})
+	a, au := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: exactKV})
 	fx := openFixture(t, "audio_decode")
 	names := []string{"dec_in_proj", "dec.conv_pre", "dec.ups.0", "dec.resblocks.0", "dec.activation_post", "dec.conv_post"}
 	a.taps = newTapper(names...)

@@ -149,7 +149,7 @@ func loadAudioEncoder(l *loader, c *AudioConfig) *audioEncoder {
 
 // Forward maps waveforms x [L, 1, 2] (L a multiple of the hop) to the
 // posterior mean [C, L/hop, 2] (channels first).
-func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, mask *ggml.Tensor, prec Precision, tp *tapper) *ggml.Tensor {
+func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage, tp *tapper) *ggml.Tensor {
 	h := e.In.forward(g, x)
 	tp.tap(g, "enc.block.0", h)
 	for s := range e.Stages {
@@ -168,7 +168,7 @@ func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, mask *ggml.Tensor,
 	h = e.Out.forward(g, e.Act.forward(g, h)) // [T, D, 2]
 	tp.tap(g, "enc.out", h)
 	h = g.Cont(g.Permute(h, 1, 0, 2, 3)) // [D, T, 2]
-	a := e.attention(g, e.Norm1.forward(g, h), mask, prec)
+	a := e.attention(g, e.Norm1.forward(g, h), kv)
 	tp.tap(g, "pre_block.attn", a)
 	h = g.Add(e.Proj.forward(g, e.Norm3.forward(g, h)), a) // [C, T, 2]
 	m := e.MLPNorm.forward(g, e.Norm2.forward(g, h))
@@ -182,7 +182,7 @@ func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, mask *ggml.Tensor,
 // attention is CausalAttention on x [D, T, 2]: QKV (flat [q | k | v]; q and v
 // biased, k not), causal SDPA, the mean over heads, then an average pool of
 // the head dim down to C and a C→C projection. The result is [C, T, 2].
-func (e *audioEncoder) attention(g *ggml.Graph, x, mask *ggml.Tensor, prec Precision) *ggml.Tensor {
+func (e *audioEncoder) attention(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage) *ggml.Tensor {
 	t, b := x.Ne(1), x.Ne(2)
 	hd := e.dim / e.heads
 	qkv := g.MulMat(e.QKV, x) // [3D, T, 2]
@@ -194,32 +194,11 @@ func (e *audioEncoder) attention(g *ggml.Graph, x, mask *ggml.Tensor, prec Preci
 	k := perm(g.Cont(part(1)))
 	v := perm(g.Add(part(2), e.VBias))
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	var a *ggml.Tensor // [hd, H, T, 2]
-	if prec == Reference {
-		a = g.FlashAttn(q, k, v, mask, scale)
-	} else {
-		a = g.Attention(q, k, v, ggml.AttentionOptions{Causal: true, Scale: scale, Name: "vae.audio.attn"})
-	}
-	a = g.Mean(g.Cont(g.Permute(a, 1, 0, 2, 3))) // [1, hd, T, 2]: mean over heads
+	a := g.Attention(q, k, v, ggml.AttentionOptions{Causal: true, Scale: scale, KV: kv, Name: "vae.audio.attn"}) // [hd, H, T, 2]
+	a = g.Mean(g.Cont(g.Permute(a, 1, 0, 2, 3)))                                                                 // [1, hd, T, 2]: mean over heads
 	pool := hd / e.channels
 	a = g.Mean(g.Reshape(a, pool, e.channels, t, b)) // [1, C, T, 2]
 	return e.AttnProj.forward(g, g.Reshape(a, e.channels, t, b))
-}
-
-// causalMask is the f16 mask [T, rows] (rows = T padded to 64) that lets
-// query i see keys j <= i: 0 there, -inf elsewhere.
-func causalMask(t int) []uint16 {
-	rows := (t + 63) / 64 * 64
-	m := make([]uint16, t*rows)
-	const negInf = 0xfc00
-	for i := range rows {
-		for j := range t {
-			if j > i {
-				m[i*t+j] = negInf
-			}
-		}
-	}
-	return m
 }
 
 // geluTanh is GELU's tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))),

@@ -22,6 +22,9 @@ const (
 	tolAudioChunk = 2e-3 // at 8 latents (0.2 s) of context
 )
 
+// exactKV keeps attention K/V in f32, the precision of the fixtures.
+var exactKV = ggml.Precision{KV: ggml.StoreAs(ggml.F32)}
+
 const fixtureDir = "../../tools/fixtures/vae"
 
 func openFixture(t testing.TB, name string) weights.Source {

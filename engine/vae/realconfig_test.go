@@ -60,7 +60,7 @@ func realDecoder(t testing.TB, o DecodeOptions) (*VideoDecoder, *memSource) {
 // over 48 dims, theta 100) on CPU, against a float64 reference of the same
 // math written here from the reference's equations.
 func TestRealConfigDecoderBlock(t *testing.T) {
-	d, m := realDecoder(t, DecodeOptions{Precision: Reference})
+	d, m := realDecoder(t, DecodeOptions{Precision: exactKV})
 	a := &auditor{t: t}
 	d.inspect = a.inspect
 	r := rand.New(rand.NewPCG(5, 6))
@@ -83,7 +83,7 @@ func TestRealConfigDecoderBlock(t *testing.T) {
 // 256-px tile of one 7-latent chunk (1797 tokens), f16 weights and the
 // backend's attention, and reports GFLOP/s (matmuls plus attention).
 func BenchmarkRealConfigDecoderTile(b *testing.B) {
-	d, _ := realDecoder(b, DecodeOptions{Weights: ggml.F16})
+	d, _ := realDecoder(b, DecodeOptions{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F16)}})
 	z := newVol(24, 7, 16, 16)
 	for i := range z.d {
 		z.d[i] = float32(math.Sin(float64(i)))

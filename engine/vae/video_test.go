@@ -151,7 +151,7 @@ func TestVideoDecode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
-			d, a := newTestDecoder(t, DecodeOptions{Precision: Reference, TileSize: c.tile})
+			d, a := newTestDecoder(t, DecodeOptions{Precision: exactKV, TileSize: c.tile})
 			fx := openFixture(t, c.fixture)
 			var names []string
 			if c.fixture == "video_decode" {
@@ -195,7 +195,7 @@ func transpose(v []float32, c, n int) []float32 {
 
 // Decoder matmul weights kept in f16 (half the memory) against the f32 reference.
 func TestVideoDecodeF16Weights(t *testing.T) {
-	d, a := newTestDecoder(t, DecodeOptions{Weights: ggml.F16})
+	d, a := newTestDecoder(t, DecodeOptions{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F16)}})
 	fx := openFixture(t, "video_decode_tiled")
 	zd, zs := fixtureTensor(t, fx, "input.latent")
 	clip, err := d.DecodeClip(context.Background(), latentFrom(zd, zs))

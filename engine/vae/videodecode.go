@@ -25,34 +25,31 @@ type VideoDecoder struct {
 // DecodeOptions tunes the decoder; the zero value is the release recipe on
 // the backend's fast attention.
 type DecodeOptions struct {
-	Precision Precision
+	// Precision.KV is the attention K/V type (zero: the backend's);
+	// Precision.Weights is how the matmul weights are kept: F32 (the zero
+	// value, as the release stores them), F16 or BF16 (half the memory:
+	// 4.8 GB instead of 9.7 GB), or Q8_0.
+	Precision ggml.Precision
 	// TileSize is the spatial tile in pixels (0: vae_tile_size, shrunk to
 	// fit MemoryBudget). A tile as large as the canvas decodes untiled.
 	TileSize int
 	// MemoryBudget bounds the activations of one decoder call in bytes
 	// (0: no bound beyond the tile size).
 	MemoryBudget int64
-	// Weights is how the decoder's matmul weights are kept: F32 (the
-	// zero value, as the release stores them), F16 or BF16 (half the
-	// memory: 4.8 GB instead of 9.7 GB), or Q8_0.
-	Weights ggml.DType
 	// Logger receives warnings (nil: slog.Default()).
 	Logger *slog.Logger
 }
 
 // LoadVideoDecoder loads post_quant_conv and the ViT decoder from src onto b.
 func LoadVideoDecoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig, o DecodeOptions) (*VideoDecoder, error) {
-	switch o.Weights {
-	case ggml.F32, ggml.F16, ggml.BF16:
-	case ggml.Q8_0:
-		if cfg.Dim()%32 != 0 {
-			return nil, fmt.Errorf("vae: q8_0 decoder weights need a width divisible by 32, not %d", cfg.Dim())
-		}
-	default:
-		return nil, fmt.Errorf("vae: decoder weights cannot be kept as %s", o.Weights)
+	if err := o.Precision.Check("vae", ggml.F32, ggml.F16, ggml.BF16, ggml.Q8_0); err != nil {
+		return nil, err
+	}
+	if o.Precision.Weights == ggml.StoreAs(ggml.Q8_0) && cfg.Dim()%32 != 0 {
+		return nil, fmt.Errorf("vae: q8_0 decoder weights need a width divisible by 32, not %d", cfg.Dim())
 	}
 	l := newLoader(src)
-	l.matmul = o.Weights
+	l.matmul = o.Precision.Weights.Or(ggml.F32)
 	net := loadVideoDecoder(l, cfg)
 	ws, err := l.upload(b)
 	if err != nil {
@@ -305,7 +302,7 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
 	cosT.SetF32(cos)
 	sinT.SetF32(sin)
-	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision, d.taps)
+	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, d.taps)
 	g.Output(out)
 	if d.inspect != nil {
 		d.inspect(g)

@@ -16,16 +16,6 @@ import (
 // The head maps each voxel to a 4x16x16 RGB patch.
 // ref: ComfyUI comfy/ldm/minimax/vae.py ViT3DDecoder, TransformerBlock.
 
-// Precision selects the K/V type of the decoder's attention.
-type Precision int
-
-const (
-	// Fast uses the backend's attention K/V type (f16 on Metal, bf16 on the CPU).
-	Fast Precision = iota
-	// Reference keeps K/V in f32 (parity tests; slower).
-	Reference
-)
-
 // vitBlock is one TransformerBlock.
 type vitBlock struct {
 	Norm1, QKVW, QKVB, OutW, OutB, Scale1 *ggml.Tensor
@@ -108,7 +98,7 @@ func (d *videoDecoder) ropeTables(t, h, w int) (cos, sin []float32) {
 // Forward decodes latents z [C, N] (N = t·h·w voxels in (t, h, w) order,
 // already de-normalised) to patches [3·4·16·16, N]. cos and sin are
 // ropeTables inputs [pairs, 1, S].
-func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, prec Precision, tp *tapper) *ggml.Tensor {
+func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, kv ggml.Storage, tp *tapper) *ggml.Tensor {
 	n := z.Ne(1)
 	x := g.Add(g.MulMat(d.PostW, z), d.PostB)
 	tp.tap(g, "post_quant", x)
@@ -117,7 +107,7 @@ func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, prec Pre
 	zero := g.Zeros(ggml.F32, d.dim, 1)
 	x = g.Concat(g.Concat(x, d.Registers, 1), zero, 1) // [dim, S]
 	for i := range d.Blocks {
-		x = d.block(g, &d.Blocks[i], x, cos, sin, prec)
+		x = d.block(g, &d.Blocks[i], x, cos, sin, kv)
 		tp.tap(g, fmt.Sprintf("dec.block.%d", i), x)
 	}
 	x = g.Add(g.Mul(g.LayerNorm(x, vitEps), d.NormW), d.NormB)
@@ -127,7 +117,7 @@ func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, prec Pre
 }
 
 // block is TransformerBlock.forward on x [dim, S].
-func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tensor, prec Precision) *ggml.Tensor {
+func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tensor, kv ggml.Storage) *ggml.Tensor {
 	s := x.Ne(1)
 	h := g.Mul(g.RMSNorm(x, vitEps), b.Norm1)
 	qkv := g.Add(g.MulMat(b.QKVW, h), b.QKVB) // [3·dim, S], per head [q | k | v]
@@ -137,7 +127,7 @@ func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tenso
 	q := g.RoPETable(g.RMSNorm(head(0), vitEps), cos, sin)
 	k := g.RoPETable(g.RMSNorm(head(1), vitEps), cos, sin)
 	v := head(2)
-	a := d.attend(g, q, k, v, prec) // [dimHead, heads, S]
+	a := d.attend(g, q, k, v, kv) // [dimHead, heads, S]
 	o := g.Add(g.MulMat(b.OutW, g.Reshape(a, d.dim, s)), b.OutB)
 	x = g.Add(x, g.Mul(o, b.Scale1))
 
@@ -150,13 +140,10 @@ func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tenso
 	return g.Add(x, g.Mul(f, b.Scale2))
 }
 
-// attend is full (non-causal) attention of q, k, v [dimHead, heads, S]; the
-// result is [dimHead, heads, S].
-func (d *videoDecoder) attend(g *ggml.Graph, q, k, v *ggml.Tensor, prec Precision) *ggml.Tensor {
+// attend is full (non-causal) attention of q, k, v [dimHead, heads, S] with
+// K/V kept as kv; the result is [dimHead, heads, S].
+func (d *videoDecoder) attend(g *ggml.Graph, q, k, v *ggml.Tensor, kv ggml.Storage) *ggml.Tensor {
 	perm := func(t *ggml.Tensor) *ggml.Tensor { return g.Permute(t, 0, 2, 1, 3) } // [D, S, H]
 	scale := float32(1 / math.Sqrt(float64(d.dimHead)))
-	if prec == Reference {
-		return g.FlashAttn(perm(q), perm(k), perm(g.Cont(v)), nil, scale)
-	}
-	return g.Attention(perm(q), perm(k), perm(g.Cont(v)), ggml.AttentionOptions{Scale: scale, Name: "vae.attn"})
+	return g.Attention(perm(q), perm(k), perm(g.Cont(v)), ggml.AttentionOptions{Scale: scale, KV: kv, Name: "vae.attn"})
 }
