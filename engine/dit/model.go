@@ -6,6 +6,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 )
 
@@ -33,9 +34,6 @@ type Options struct {
 	AdaLNType ggml.DType
 }
 
-// TapFunc receives a named intermediate (row-major [rows, width]).
-type TapFunc func(name string, shape []int, data []float32)
-
 // Model is a loaded DiT.
 type Model struct {
 	Cfg *Config
@@ -58,7 +56,7 @@ type Model struct {
 	reduce *TokenReductionConfig
 
 	// Tap, when set, receives the intermediates named in the package doc.
-	Tap TapFunc
+	Tap tap.Func
 	// Inspect, when set, sees every graph just before it runs (the Metal
 	// op audit in tests and on the Mac; stage names the graph).
 	Inspect func(stage string, g *ggml.Graph)
@@ -291,27 +289,8 @@ func (m *Model) qkv() qkvLayout {
 // tapper returns a function that marks a graph tensor for the tap hook,
 // and a function to deliver the marked tensors after Compute.
 func (m *Model) tapper(g *ggml.Graph) (mark func(string, *ggml.Tensor), deliver func()) {
-	var marked []struct {
-		name string
-		t    *ggml.Tensor
-	}
-	if m.Tap == nil {
-		return func(string, *ggml.Tensor) {}, func() {}
-	}
-	mark = func(name string, t *ggml.Tensor) {
-		t = g.Cont(t)
-		g.Output(t)
-		marked = append(marked, struct {
-			name string
-			t    *ggml.Tensor
-		}{name, t})
-	}
-	deliver = func() {
-		for _, x := range marked {
-			m.Tap(x.name, []int{x.t.Ne(1) * x.t.Ne(2) * x.t.Ne(3), x.t.Ne(0)}, x.t.F32())
-		}
-	}
-	return mark, deliver
+	tg := tap.On(g, m.Tap)
+	return tg.Mark, tg.Deliver
 }
 
 // EncodeText runs the text path once: condition_proj, the token refiner

@@ -9,6 +9,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
 )
@@ -33,10 +34,10 @@ type Options struct {
 	// else loads every layer at first use and keeps it until Close.
 	Residency plan.Residency
 	Logger    *slog.Logger
-	// Tap, when set, receives named intermediates (row-major f32, names as
-	// in the parity fixtures: inputs_embeds, vision_embeds, deepstack.K,
-	// layerN_out before deepstack, hidden).
-	Tap func(name string, data []float32)
+	// Tap, when set, receives named intermediates as [rows, hidden]
+	// (names as in the parity fixtures: inputs_embeds, vision_embeds,
+	// deepstack.K, layerN_out before deepstack, hidden).
+	Tap tap.Func
 }
 
 const (
@@ -192,9 +193,8 @@ func (m *Model) compute(name string, g *ggml.Graph) error {
 }
 
 func (m *Model) tap(name string, data []float32) {
-	if m.opts.Tap != nil {
-		m.opts.Tap(name, data)
-	}
+	D := m.cfg.Text.Hidden
+	m.opts.Tap.Host(name, data, len(data)/D, D)
 }
 
 // positions is the per-token mRoPE (t, h, w).

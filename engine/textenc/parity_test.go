@@ -112,7 +112,7 @@ func fixtureInput(f *fixture, c string) Input {
 // runParity encodes one fixture case and compares every tap HF recorded.
 func runParity(t *testing.T, m *Model, f *fixture, c string, tol float64) {
 	taps := map[string][]float32{}
-	m.opts.Tap = func(name string, data []float32) { taps[name] = append([]float32(nil), data...) }
+	m.opts.Tap = func(name string, _ []int, data []float32) { taps[name] = append([]float32(nil), data...) }
 	out, err := m.Encode(context.Background(), fixtureInput(f, c))
 	if err != nil {
 		t.Fatalf("%s: %v", c, err)

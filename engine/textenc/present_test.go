@@ -160,7 +160,7 @@ func TestRealiseAndEncode(t *testing.T) {
 	}
 
 	var deep [][]float32
-	m.opts.Tap = func(name string, data []float32) {
+	m.opts.Tap = func(name string, _ []int, data []float32) {
 		if len(name) > 10 && name[:10] == "deepstack." {
 			deep = append(deep, append([]float32(nil), data...))
 		}

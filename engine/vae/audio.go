@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 )
 
@@ -35,8 +36,10 @@ type AudioVAE struct {
 	dec *audioDecoder
 	opt AudioOptions
 	// Calls counts graph runs.
-	Calls   int
-	taps    *tapper
+	Calls int
+	// Tap, when set, receives the intermediates named in the parity
+	// fixtures (tap.* of tools/fixtures/vae) from every graph.
+	Tap     tap.Func
 	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
@@ -111,9 +114,10 @@ func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
 	defer g.Free()
 	in := g.Input("waveform", ggml.F32, n, 1, stereo)
 	in.SetF32(wave)
-	z := a.enc.Forward(g, in, a.opt.Precision.KV, a.taps)
+	tp := tap.On(g, a.Tap)
+	z := a.enc.Forward(g, in, a.opt.Precision.KV, tp)
 	g.Output(z)
-	if err := a.compute(g); err != nil {
+	if err := a.compute(g, tp); err != nil {
 		return AudioLatent{}, err
 	}
 	v := z.F32() // [C, T, 2]: memory [side][t][c]
@@ -130,7 +134,7 @@ func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
 	return out, nil
 }
 
-func (a *AudioVAE) compute(g *ggml.Graph) error {
+func (a *AudioVAE) compute(g *ggml.Graph, tp *tap.Graph) error {
 	if a.inspect != nil {
 		a.inspect(g)
 	}
@@ -138,7 +142,7 @@ func (a *AudioVAE) compute(g *ggml.Graph) error {
 		return fmt.Errorf("vae: audio: %w", err)
 	}
 	a.Calls++
-	a.taps.read()
+	tp.Deliver()
 	return nil
 }
 
@@ -196,9 +200,10 @@ func (a *AudioVAE) decodeWindow(z AudioLatent, lo, hi int) ([]float32, error) {
 	defer g.Free()
 	in := g.Input("latent", ggml.F32, t, c, stereo)
 	in.SetF32(x)
-	y := a.dec.Forward(g, in, a.taps)
+	tp := tap.On(g, a.Tap)
+	y := a.dec.Forward(g, in, tp)
 	g.Output(y)
-	if err := a.compute(g); err != nil {
+	if err := a.compute(g, tp); err != nil {
 		return nil, err
 	}
 	return y.F32(), nil // [L, 1, 2]: memory [side][sample]

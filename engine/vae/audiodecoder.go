@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Audio decoder: dec_in_proj, then BigVGAN: conv_pre, transposed-conv
@@ -173,22 +174,22 @@ func loadAudioDecoder(l *loader, c *AudioConfig) *audioDecoder {
 
 // Forward maps de-normalised latents z [T, C, 2] to waveforms [T·hop, 1, 2]
 // (not yet clamped).
-func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tapper) *ggml.Tensor {
+func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tap.Graph) *ggml.Tensor {
 	x := d.InProj.forward(g, z)
-	tp.tap(g, "dec_in_proj", x)
+	tp.Mark("dec_in_proj", x)
 	x = d.Pre.forward(g, x)
-	tp.tap(g, "dec.conv_pre", x)
+	tp.Mark("dec.conv_pre", x)
 	for i := range d.Stages {
 		st := &d.Stages[i]
 		x = st.Up.forward(g, x)
 		if i == 0 {
-			tp.tap(g, "dec.ups.0", x)
+			tp.Mark("dec.ups.0", x)
 		}
 		var sum *ggml.Tensor
 		for j := range st.Blocks {
 			y := st.Blocks[j].Forward(g, x)
 			if i == 0 && j == 0 {
-				tp.tap(g, "dec.resblocks.0", y)
+				tp.Mark("dec.resblocks.0", y)
 			}
 			if sum == nil {
 				sum = y
@@ -199,9 +200,9 @@ func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tapper) *ggml.
 		x = g.Scale(sum, 1/float32(len(st.Blocks)))
 	}
 	x = d.PostAct.forward(g, x)
-	tp.tap(g, "dec.activation_post", x)
+	tp.Mark("dec.activation_post", x)
 	x = d.Post.forward(g, x)
-	tp.tap(g, "dec.conv_post", x)
+	tp.Mark("dec.conv_post", x)
 	return x
 }
 

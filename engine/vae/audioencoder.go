@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Audio encoder: DAC-style strided convolutions with Snake (weight-normalised
@@ -149,9 +150,9 @@ func loadAudioEncoder(l *loader, c *AudioConfig) *audioEncoder {
 
 // Forward maps waveforms x [L, 1, 2] (L a multiple of the hop) to the
 // posterior mean [C, L/hop, 2] (channels first).
-func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage, tp *tapper) *ggml.Tensor {
+func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage, tp *tap.Graph) *ggml.Tensor {
 	h := e.In.forward(g, x)
-	tp.tap(g, "enc.block.0", h)
+	tp.Mark("enc.block.0", h)
 	for s := range e.Stages {
 		st := &e.Stages[s]
 		for r := range st.Units {
@@ -159,23 +160,23 @@ func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage, t
 			y := u.Conv2.forward(g, u.Act2.forward(g, u.Conv1.forward(g, u.Act1.forward(g, h))))
 			h = g.Add(h, y)
 			if s == 0 {
-				tp.tap(g, fmt.Sprintf("enc.block.1.block.%d", r), h)
+				tp.Mark(fmt.Sprintf("enc.block.1.block.%d", r), h)
 			}
 		}
 		h = st.Down.forward(g, st.Act.forward(g, h))
-		tp.tap(g, fmt.Sprintf("enc.block.%d", s+1), h)
+		tp.Mark(fmt.Sprintf("enc.block.%d", s+1), h)
 	}
 	h = e.Out.forward(g, e.Act.forward(g, h)) // [T, D, 2]
-	tp.tap(g, "enc.out", h)
+	tp.Mark("enc.out", h)
 	h = g.Cont(g.Permute(h, 1, 0, 2, 3)) // [D, T, 2]
 	a := e.attention(g, e.Norm1.forward(g, h), kv)
-	tp.tap(g, "pre_block.attn", a)
+	tp.Mark("pre_block.attn", a)
 	h = g.Add(e.Proj.forward(g, e.Norm3.forward(g, h)), a) // [C, T, 2]
 	m := e.MLPNorm.forward(g, e.Norm2.forward(g, h))
 	h = g.Add(h, e.W2.forward(g, g.Mul(geluTanh(g, e.W0.forward(g, m)), e.W1.forward(g, m))))
-	tp.tap(g, "pre_block", h)
+	tp.Mark("pre_block", h)
 	z := e.Mean.forward(g, h)
-	tp.tap(g, "mean_proj", z)
+	tp.Mark("mean_proj", z)
 	return z
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 )
 
@@ -17,8 +18,10 @@ type VideoDecoder struct {
 	net *videoDecoder
 	opt DecodeOptions
 	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
-	Calls   int
-	taps    *tapper
+	Calls int
+	// Tap, when set, receives the intermediates named in the parity
+	// fixtures (tap.* of tools/fixtures/vae) from every graph.
+	Tap     tap.Func
 	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
@@ -302,7 +305,8 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
 	cosT.SetF32(cos)
 	sinT.SetF32(sin)
-	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, d.taps)
+	tp := tap.On(g, d.Tap)
+	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, tp)
 	g.Output(out)
 	if d.inspect != nil {
 		d.inspect(g)
@@ -311,7 +315,7 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 		return vol{}, fmt.Errorf("vae: decode: %w", err)
 	}
 	d.Calls++
-	d.taps.read()
+	tp.Deliver()
 	return d.net.unpatchify(out.F32(), z.t, z.h, z.w), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Video decoder: post_quant_conv, then a ViT over latent voxels (ViT3DDecoder).
@@ -98,20 +99,20 @@ func (d *videoDecoder) ropeTables(t, h, w int) (cos, sin []float32) {
 // Forward decodes latents z [C, N] (N = t·h·w voxels in (t, h, w) order,
 // already de-normalised) to patches [3·4·16·16, N]. cos and sin are
 // ropeTables inputs [pairs, 1, S].
-func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, kv ggml.Storage, tp *tapper) *ggml.Tensor {
+func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, kv ggml.Storage, tp *tap.Graph) *ggml.Tensor {
 	n := z.Ne(1)
 	x := g.Add(g.MulMat(d.PostW, z), d.PostB)
-	tp.tap(g, "post_quant", x)
+	tp.Mark("post_quant", x)
 	x = g.Add(g.MulMat(d.EmbedW, x), d.EmbedB)
-	tp.tap(g, "dec.x_embed", x)
+	tp.Mark("dec.x_embed", x)
 	zero := g.Zeros(ggml.F32, d.dim, 1)
 	x = g.Concat(g.Concat(x, d.Registers, 1), zero, 1) // [dim, S]
 	for i := range d.Blocks {
 		x = d.block(g, &d.Blocks[i], x, cos, sin, kv)
-		tp.tap(g, fmt.Sprintf("dec.block.%d", i), x)
+		tp.Mark(fmt.Sprintf("dec.block.%d", i), x)
 	}
 	x = g.Add(g.Mul(g.LayerNorm(x, vitEps), d.NormW), d.NormB)
-	tp.tap(g, "dec.norm_out", x)
+	tp.Mark("dec.norm_out", x)
 	x = g.View(x, 0, []int{d.dim, n}, nil)
 	return g.Add(g.MulMat(d.ProjW, x), d.ProjB)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Video encoder: a causal 3-D CNN (EncoderFCN3D). Activations are ggml
@@ -177,14 +178,14 @@ func loadVideoEncoder(l *loader, c *VideoConfig) *videoEncoder {
 // Forward maps normalised pixels x [W, H, 3, T] to the posterior moments
 // [W/16, H/16, 2·latent, T'] (mean first), T' = 1 + (T-1)/4 for the release.
 // budget bounds each conv's im2col in bytes (0: unbounded).
-func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *tapper) *ggml.Tensor {
+func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *tap.Graph) *ggml.Tensor {
 	h := e.ConvIn.forward(g, x, [4]int{1, 1, 1, 1}, [3]int{}, budget)
-	tp.tap(g, "enc.conv_in", h)
+	tp.Mark("enc.conv_in", h)
 	for i := range e.Levels {
 		lv := &e.Levels[i]
 		for j := range lv.Blocks {
 			h = lv.Blocks[j].Forward(g, h, budget)
-			tp.tap(g, fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
+			tp.Mark(fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
 		}
 		if lv.Down != nil {
 			pad := [4]int{}
@@ -192,52 +193,12 @@ func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *
 				pad = [4]int{0, 1, 0, 1}
 			}
 			h = lv.Down.forward(g, h, pad, [3]int{lv.space, lv.space, lv.tstride}, budget)
-			tp.tap(g, fmt.Sprintf("enc.down.%d.downsample", i), h)
+			tp.Mark(fmt.Sprintf("enc.down.%d.downsample", i), h)
 		}
 	}
 	h = e.ConvOut.forward(g, e.NormOut.silu(g, h), [4]int{1, 1, 1, 1}, [3]int{}, budget)
-	tp.tap(g, "enc.out", h)
+	tp.Mark("enc.out", h)
 	m := e.Quant.forward(g, h, [4]int{}, [3]int{}, budget)
-	tp.tap(g, "moments", m)
+	tp.Mark("moments", m)
 	return m
-}
-
-// tapper marks named intermediates as graph outputs so tests can compare
-// them with the reference's; a nil tapper does nothing. Only the first graph
-// that produces a name is kept, as the fixtures keep a module's first call.
-type tapper struct {
-	want   map[string]bool
-	got    map[string]*ggml.Tensor
-	values map[string][]float32
-	shapes map[string][]int
-}
-
-func newTapper(names ...string) *tapper {
-	t := &tapper{want: map[string]bool{}, got: map[string]*ggml.Tensor{}, values: map[string][]float32{}, shapes: map[string][]int{}}
-	for _, n := range names {
-		t.want[n] = true
-	}
-	return t
-}
-
-func (tp *tapper) tap(g *ggml.Graph, name string, t *ggml.Tensor) {
-	if tp == nil || !tp.want[name] || tp.got[name] != nil || tp.values[name] != nil {
-		return
-	}
-	// a copy: a view's parent buffer may be reused once the graph moves on
-	t = g.Cont(t)
-	g.Output(t)
-	tp.got[name] = t
-}
-
-// read copies the tapped tensors of the graph just computed to the host.
-func (tp *tapper) read() {
-	if tp == nil {
-		return
-	}
-	for name, t := range tp.got {
-		tp.values[name] = t.F32()
-		tp.shapes[name] = []int{t.Ne(0), t.Ne(1), t.Ne(2), t.Ne(3)}
-	}
-	tp.got = map[string]*ggml.Tensor{}
 }
