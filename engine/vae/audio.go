@@ -31,7 +31,7 @@ func exp(x float32) float64 { return math.Exp(float64(x)) }
 type AudioVAE struct {
 	cfg *AudioConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	enc *audioEncoder
 	dec *audioDecoder
 	opt AudioOptions
@@ -69,13 +69,15 @@ func LoadAudio(b *ggml.Backend, src weights.Source, cfg *AudioConfig, part Audio
 		return nil, err
 	}
 	a := &AudioVAE{cfg: cfg, b: b, opt: o}
-	l := newLoader(src)
+	var net any
 	if part == AudioEncoderPart {
-		a.enc = loadAudioEncoder(l, cfg)
+		a.enc = newAudioEncoder(cfg)
+		net = a.enc
 	} else {
-		a.dec = loadAudioDecoder(l, cfg)
+		a.dec = newAudioDecoder(cfg)
+		net = a.dec
 	}
-	ws, err := l.upload(b)
+	ws, err := loadNet(b, src, net, ggml.F32)
 	if err != nil {
 		return nil, err
 	}

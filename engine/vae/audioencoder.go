@@ -15,136 +15,142 @@ import (
 // ref: ComfyUI comfy/ldm/minimax/audio_vae.py Encoder, EncoderBlock,
 // ResidualUnit, Snake1d, AttnProjection, CausalAttention, GeGluMlp.
 
-// conv1d is a Conv1d with PyTorch's [Cout, Cin, K] weight (ggml [K, Cin, Cout]).
-type conv1d struct {
-	W, B                *ggml.Tensor
-	stride, pad, dilate int
+// conv1d is a Conv1d's geometry; its weight is [Cout, Cin, K] in the
+// checkpoint, ggml [K, Cin, Cout] in the graph.
+type conv1d struct{ cin, cout, k, stride, pad, dilate int }
+
+func (c conv1d) dims() map[string]int64 {
+	return map[string]int64{"cin": int64(c.cin), "cout": int64(c.cout), "k": int64(c.k)}
 }
 
-// loadWNConv1D loads a weight-normalised conv (weight_g, weight_v), folded.
-func loadWNConv1D(l *loader, c *conv1d, name string, cin, cout, k, stride, pad, dilate int, bias bool) {
-	c.stride, c.pad, c.dilate = stride, pad, dilate
-	l.put(&c.W, name+".weight", l.weightNorm(name, cout, cin, k), k, cin, cout)
-	if bias {
-		l.tensor(&c.B, name+".bias", []int{cout}, 1, cout, 1)
-	}
-}
-
-func (c *conv1d) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
-	y := g.Conv1D(x, c.W, c.stride, c.pad, c.dilate)
-	if c.B != nil {
-		y = g.Add(y, c.B)
+// apply convolves x [L, Cin, B] with w and adds b (nil: no bias).
+func (c conv1d) apply(g *ggml.Graph, x, w, b *ggml.Tensor) *ggml.Tensor {
+	y := g.Conv1D(x, w, c.stride, c.pad, c.dilate)
+	if b != nil {
+		y = g.Add(y, b)
 	}
 	return y
 }
 
-// snake is Snake1d: x + sin²(αx)/(α + 1e-9), α per channel ([1, C, 1]).
-type snake struct{ Alpha, Inv *ggml.Tensor }
-
-func loadSnake(l *loader, s *snake, name string, c int) {
-	a := l.read(name, 1, c, 1)
-	if a == nil {
-		return
-	}
-	inv := make([]float32, c)
-	for i, v := range a {
-		inv[i] = float32(1 / (float64(v) + audioSnakeEps))
-	}
-	l.put(&s.Alpha, name, a, 1, c, 1)
-	l.put(&s.Inv, name+".inv", inv, 1, c, 1)
+// wnConv is a weight-normalised Conv1d with bias (weight_g, weight_v folded).
+type wnConv struct {
+	W *ggml.Tensor `st:"weight" shape:"cout,cin,k" ggml:"k,cin,cout" transform:"weightnorm"`
+	B *ggml.Tensor `st:"bias" shape:"cout" ggml:"1,cout,1"`
+	conv1d
 }
+
+func (c *wnConv) Dims() map[string]int64 { return c.dims() }
+
+func (c *wnConv) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor { return c.apply(g, x, c.W, c.B) }
+
+// snake is Snake1d: x + sin²(αx)/(α + 1e-9), α per channel ([1, C, 1]).
+type snake struct {
+	Alpha *ggml.Tensor `st:"alpha" shape:"1,c,1" ggml:"1,c,1"`
+	Inv   *ggml.Tensor `st:"alpha" shape:"1,c,1" ggml:"1,c,1" transform:"snake_inv"`
+	c     int
+}
+
+func (s *snake) Dims() map[string]int64 { return map[string]int64{"c": int64(s.c)} }
 
 func (s *snake) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	return g.Snake(x, s.Alpha, s.Inv)
 }
 
 type residualUnit struct {
-	Act1, Act2   snake
-	Conv1, Conv2 conv1d
+	Act1  snake  `st:"block.0"`
+	Conv1 wnConv `st:"block.1"`
+	Act2  snake  `st:"block.2"`
+	Conv2 wnConv `st:"block.3"`
 }
 
 type encoderStage struct {
-	Units [3]residualUnit
-	Act   snake
-	Down  conv1d
+	Units [3]residualUnit `st:"block"`
+	Act   snake           `st:"block.3"`
+	Down  wnConv          `st:"block.4"`
 }
 
-type layerNorm struct{ W, B *ggml.Tensor }
-
-func loadLayerNorm(l *loader, n *layerNorm, name string, c int) {
-	l.tensor(&n.W, name+".weight", []int{c}, c)
-	l.tensor(&n.B, name+".bias", []int{c}, c)
+type layerNorm struct {
+	W *ggml.Tensor `st:"weight" shape:"c"`
+	B *ggml.Tensor `st:"bias" shape:"c"`
+	c int
 }
+
+func (n *layerNorm) Dims() map[string]int64 { return map[string]int64{"c": int64(n.c)} }
 
 func (n *layerNorm) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	return g.Add(g.Mul(g.LayerNorm(x, audioLayerNormEp), n.W), n.B)
 }
 
-type linear struct{ W, B *ggml.Tensor }
+type linear struct {
+	W       *ggml.Tensor `st:"weight" shape:"out,in"`
+	B       *ggml.Tensor `st:"bias" shape:"out"`
+	in, out int
+}
+
+func (w *linear) Dims() map[string]int64 {
+	return map[string]int64{"in": int64(w.in), "out": int64(w.out)}
+}
 
 func (w *linear) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	return g.Add(g.MulMat(w.W, x), w.B)
 }
 
-// audioEncoder is Encoder + pre_block + mean_proj.
+// audioEncoder is Encoder + pre_block + mean_proj. encoder.block is
+// PyTorch's Sequential: the input conv, one EncoderBlock per rate, a
+// Snake and the output conv.
 type audioEncoder struct {
-	In     conv1d
-	Stages []encoderStage
-	Act    snake
-	Out    conv1d
+	In     wnConv         `st:"encoder.block.0"`
+	Stages []encoderStage `st:"encoder.block" first:"1"`
+	Act    snake          `st:"encoder.block.{act}"`
+	Out    wnConv         `st:"encoder.block.{out}"`
 
-	Norm1, Norm2, Norm3 layerNorm
-	QKV                 *ggml.Tensor // [D, 3D], no bias
-	QBias, VBias        *ggml.Tensor // [D]
-	AttnProj, Proj      linear
-	MLPNorm             layerNorm
-	W0, W1, W2          linear
-	Mean                linear
+	Norm1    layerNorm    `st:"pre_block.norm1"`
+	Norm2    layerNorm    `st:"pre_block.norm2"`
+	Norm3    layerNorm    `st:"pre_block.norm3"`
+	QKV      *ggml.Tensor `st:"pre_block.attn.qkv.weight" shape:"d3,d"` // no bias
+	QBias    *ggml.Tensor `st:"pre_block.attn.q_bias" shape:"d" ggml:"hd,heads"`
+	VBias    *ggml.Tensor `st:"pre_block.attn.v_bias" shape:"d" ggml:"hd,heads"`
+	AttnProj linear       `st:"pre_block.attn.proj"`
+	Proj     linear       `st:"pre_block.proj"`
+	MLPNorm  layerNorm    `st:"pre_block.mlp.norm"`
+	W0       linear       `st:"pre_block.mlp.w0"`
+	W1       linear       `st:"pre_block.mlp.w1"`
+	W2       linear       `st:"pre_block.mlp.w2"`
+	MeanW    *ggml.Tensor `st:"mean_proj.weight" shape:"c,c,1"`
+	MeanB    *ggml.Tensor `st:"mean_proj.bias" shape:"c"`
 
 	heads, dim, channels int
 }
 
-func loadAudioEncoder(l *loader, c *AudioConfig) *audioEncoder {
+func (e *audioEncoder) Dims() map[string]int64 {
+	n := int64(len(e.Stages))
+	return map[string]int64{"act": n + 1, "out": n + 2, "d": int64(e.dim), "d3": int64(3 * e.dim),
+		"hd": int64(e.dim / e.heads), "heads": int64(e.heads), "c": int64(e.channels)}
+}
+
+// newAudioEncoder lays out the encoder c describes, weights not loaded.
+func newAudioEncoder(c *AudioConfig) *audioEncoder {
 	m := &c.Model
-	e := &audioEncoder{Stages: make([]encoderStage, len(m.EncoderRates)), heads: m.Heads, dim: m.LatentDim, channels: c.LatentChannels}
+	D, C := m.LatentDim, c.LatentChannels
+	e := &audioEncoder{heads: m.Heads, dim: D, channels: C}
 	ch := m.EncoderDim
-	loadWNConv1D(l, &e.In, "encoder.block.0", 1, ch, 7, 1, 3, 1, true)
-	for s, stride := range m.EncoderRates {
-		st := &e.Stages[s]
-		p := fmt.Sprintf("encoder.block.%d", s+1)
+	e.In = wnConv{conv1d: conv1d{1, ch, 7, 1, 3, 1}}
+	for _, stride := range m.EncoderRates {
+		var st encoderStage
 		for r, d := range audioEncDilations {
-			u := &st.Units[r]
-			q := fmt.Sprintf("%s.block.%d.block", p, r)
-			loadSnake(l, &u.Act1, q+".0.alpha", ch)
-			loadWNConv1D(l, &u.Conv1, q+".1", ch, ch, 7, 1, 3*d, d, true)
-			loadSnake(l, &u.Act2, q+".2.alpha", ch)
-			loadWNConv1D(l, &u.Conv2, q+".3", ch, ch, 1, 1, 0, 1, true)
+			st.Units[r] = residualUnit{Act1: snake{c: ch}, Conv1: wnConv{conv1d: conv1d{ch, ch, 7, 1, 3 * d, d}},
+				Act2: snake{c: ch}, Conv2: wnConv{conv1d: conv1d{ch, ch, 1, 1, 0, 1}}}
 		}
-		loadSnake(l, &st.Act, p+".block.3.alpha", ch)
-		loadWNConv1D(l, &st.Down, p+".block.4", ch, 2*ch, 2*stride, stride, (stride+1)/2, 1, true)
+		st.Act = snake{c: ch}
+		st.Down = wnConv{conv1d: conv1d{ch, 2 * ch, 2 * stride, stride, (stride + 1) / 2, 1}}
+		e.Stages = append(e.Stages, st)
 		ch *= 2
 	}
-	n := len(m.EncoderRates)
-	loadSnake(l, &e.Act, fmt.Sprintf("encoder.block.%d.alpha", n+1), ch)
-	loadWNConv1D(l, &e.Out, fmt.Sprintf("encoder.block.%d", n+2), ch, m.LatentDim, 3, 1, 1, 1, true)
-
-	D, C := m.LatentDim, c.LatentChannels
-	loadLayerNorm(l, &e.Norm1, "pre_block.norm1", D)
-	loadLayerNorm(l, &e.Norm3, "pre_block.norm3", D)
-	loadLayerNorm(l, &e.Norm2, "pre_block.norm2", C)
-	l.tensor(&e.QKV, "pre_block.attn.qkv.weight", []int{3 * D, D}, D, 3*D)
-	l.tensor(&e.QBias, "pre_block.attn.q_bias", []int{D}, D/m.Heads, m.Heads)
-	l.tensor(&e.VBias, "pre_block.attn.v_bias", []int{D}, D/m.Heads, m.Heads)
-	l.linear(&e.AttnProj.W, &e.AttnProj.B, "pre_block.attn.proj", C, C)
-	l.linear(&e.Proj.W, &e.Proj.B, "pre_block.proj", D, C)
-	loadLayerNorm(l, &e.MLPNorm, "pre_block.mlp.norm", C)
-	l.linear(&e.W0.W, &e.W0.B, "pre_block.mlp.w0", C, 2*C)
-	l.linear(&e.W1.W, &e.W1.B, "pre_block.mlp.w1", C, 2*C)
-	l.linear(&e.W2.W, &e.W2.B, "pre_block.mlp.w2", 2*C, C)
-	if raw := l.read("mean_proj.weight", C, C, 1); raw != nil {
-		l.put(&e.Mean.W, "mean_proj.weight", raw, C, C)
-	}
-	l.tensor(&e.Mean.B, "mean_proj.bias", []int{C}, C)
+	e.Act = snake{c: ch}
+	e.Out = wnConv{conv1d: conv1d{ch, D, 3, 1, 1, 1}}
+	e.Norm1, e.Norm2, e.Norm3, e.MLPNorm = layerNorm{c: D}, layerNorm{c: C}, layerNorm{c: D}, layerNorm{c: C}
+	e.AttnProj, e.Proj = linear{in: C, out: C}, linear{in: D, out: C}
+	e.W0, e.W1, e.W2 = linear{in: C, out: 2 * C}, linear{in: C, out: 2 * C}, linear{in: 2 * C, out: C}
 	return e
 }
 
@@ -175,7 +181,7 @@ func (e *audioEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, kv ggml.Storage, t
 	m := e.MLPNorm.forward(g, e.Norm2.forward(g, h))
 	h = g.Add(h, e.W2.forward(g, g.Mul(geluTanh(g, e.W0.forward(g, m)), e.W1.forward(g, m))))
 	tp.Mark("pre_block", h)
-	z := e.Mean.forward(g, h)
+	z := g.Add(g.MulMat(e.MeanW, h), e.MeanB)
 	tp.Mark("mean_proj", z)
 	return z
 }

@@ -17,7 +17,7 @@ const DefaultConvBudget = 1 << 30
 type VideoEncoder struct {
 	cfg *VideoConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	net *videoEncoder
 	// TileSize overrides the config's vae_tile_size (pixels) when > 0.
 	TileSize int
@@ -36,9 +36,8 @@ type VideoEncoder struct {
 
 // LoadVideoEncoder loads the encoder and quant_conv weights from src onto b.
 func LoadVideoEncoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig) (*VideoEncoder, error) {
-	l := newLoader(src)
-	net := loadVideoEncoder(l, cfg)
-	ws, err := l.upload(b)
+	net := newVideoEncoder(cfg)
+	ws, err := loadNet(b, src, net, ggml.F32)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 type VideoDecoder struct {
 	cfg *VideoConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	net *videoDecoder
 	opt DecodeOptions
 	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
@@ -51,10 +51,8 @@ func LoadVideoDecoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig, o D
 	if o.Precision.Weights == ggml.StoreAs(ggml.Q8_0) && cfg.Dim()%32 != 0 {
 		return nil, fmt.Errorf("vae: q8_0 decoder weights need a width divisible by 32, not %d", cfg.Dim())
 	}
-	l := newLoader(src)
-	l.matmul = o.Precision.Weights.Or(ggml.F32)
-	net := loadVideoDecoder(l, cfg)
-	ws, err := l.upload(b)
+	net := newVideoDecoder(cfg)
+	ws, err := loadNet(b, src, net, o.Precision.Weights.Or(ggml.F32))
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,15 @@ type Module struct {
 // synthetic sets for benchmarks): Free releases the sets.
 func ModuleOf(sets ...*ggml.WeightSet) *Module { return &Module{sets: sets} }
 
+// Size is the backend memory the module's weights take, in bytes.
+func (m *Module) Size() int {
+	n := 0
+	for _, s := range m.sets {
+		n += s.Size()
+	}
+	return n
+}
+
 // Free releases the backend buffers (the mapping belongs to the Source).
 func (m *Module) Free() {
 	for _, s := range m.sets {
@@ -141,7 +150,8 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 	mapped := map[string][]loadPlan{}
 	var copied []loadPlan
 	for _, p := range plans {
-		if p.host == nil && !o.Copy && b.Caps().ZeroCopy && Mappable(p.info, p.dt) {
+		// a Source held in memory (no mapping) is copied
+		if p.host == nil && !o.Copy && b.Caps().ZeroCopy && Mappable(p.info, p.dt) && src.Mapping(p.info.File) != nil {
 			mapped[p.info.File] = append(mapped[p.info.File], p)
 		} else {
 			copied = append(copied, p)
