@@ -2,8 +2,10 @@ package textenc
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -285,5 +287,34 @@ func TestPooledPlanTokens(t *testing.T) {
 	}
 	if out.Tokens != len(in.IDs) {
 		t.Errorf("%d output rows for %d tokens", out.Tokens, len(in.IDs))
+	}
+}
+
+// A checkpoint whose tensors disagree with the config is refused naming
+// each misshaped weight by its checkpoint name, for the language layers
+// and the vision tower alike.
+func TestLoadNamesMisshapedWeights(t *testing.T) {
+	cfg, src, _ := tinySnapshot(t)
+	cfg.Text.Intermediate *= 2
+	cfg.Vision.Intermediate *= 2
+	m, err := New(newBackend(t), src, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, errText := m.layer(0)
+	_, errVision := m.visionTower()
+	if errText == nil || errVision == nil {
+		t.Fatalf("loaded weights the config disagrees with: text %v, vision %v", errText, errVision)
+	}
+	msg := errText.Error() + "\n" + errVision.Error()
+	for _, want := range []string{
+		fmt.Sprintf("model.language_model.layers.0.mlp.gate_proj.weight: shape [%d %d], want [%d %d]", cfg.Text.Intermediate/2, cfg.Text.Hidden, cfg.Text.Intermediate, cfg.Text.Hidden),
+		"model.language_model.layers.0.mlp.down_proj.weight: shape [",
+		fmt.Sprintf("model.visual.blocks.0.mlp.linear_fc1.weight: shape [%d %d], want [%d %d]", cfg.Vision.Intermediate/2, cfg.Vision.Hidden, cfg.Vision.Intermediate, cfg.Vision.Hidden),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not mention %q:\n%s", want, msg)
+		}
 	}
 }
