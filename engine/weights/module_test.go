@@ -151,11 +151,11 @@ type normOnly struct {
 // instance dims, a transform, backend shapes, numbering from first, a
 // {name} placeholder and nil and non-nil module pointers.
 type tinyParts struct {
-	Audio  *part `st:"audio_patch_proj"`
-	Skip   *part `st:"no_such_module"`
-	Blocks []normOnly `st:"blocks" first:"1"`
-	Last *ggml.Tensor `st:"blocks.{last}.norm2.weight"`
-	last int64
+	Audio  *part        `st:"audio_patch_proj"`
+	Skip   *part        `st:"no_such_module"`
+	Blocks []normOnly   `st:"blocks" first:"1"`
+	Last   *ggml.Tensor `st:"blocks.{last}.norm2.weight"`
+	last   int64
 }
 
 func (t *tinyParts) Dims() map[string]int64 { return map[string]int64{"last": t.last} }
