@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"h3studio/engine/plan"
 	"image"
 	"image/png"
 	"io"
@@ -133,8 +134,8 @@ func TestPlanCommandPreset(t *testing.T) {
 			fast = float64(p.Steps)
 		}
 	}
-	if got := forwards(); got != DefaultSteps {
-		t.Errorf("no preset: %v forwards, want %d", got, DefaultSteps)
+	if got := forwards(); got != plan.DefaultSteps {
+		t.Errorf("no preset: %v forwards, want %d", got, plan.DefaultSteps)
 	}
 	if got := forwards("--preset", "fast"); got != fast || fast == 0 {
 		t.Errorf("--preset fast: %v forwards, want the preset's %v", got, fast)

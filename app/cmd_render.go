@@ -101,7 +101,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*history = filepath.Join(cacheDir, "history")
 	}
 	rd := &Renderer{CacheDir: cacheDir, Threads: *threads, MemoryGB: *memGB,
-		Plan: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
+		PlanOptions: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
 	// Validate and plan before a job exists: a bad request never reaches
