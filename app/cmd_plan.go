@@ -91,11 +91,11 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		return plan.Request{}, err
 	}
 	pr := plan.Request{
-		Canvas:       layout.Canvas{Width: r.Width, Height: r.Height},
-		RenderCanvas: layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
-		Frames:       r.RequestedFrames(),
-		ImagePolicy:  policy,
-		ClipPolicy:   clips,
+		Canvas:         layout.Canvas{Width: r.Width, Height: r.Height},
+		RenderCanvas:   layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
+		Frames:         r.RequestedFrames(),
+		ImagePolicy:    policy,
+		ClipPolicy:     clips,
 		Prompt:         r.Prompt,
 		Steps:          r.Steps,
 		Layers:         r.Layers,
