@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -154,16 +155,36 @@ func (rd *Renderer) Render(ctx context.Context, req Request, sink engine.Sink) (
 	if sink == nil {
 		sink = func(engine.Event) {}
 	}
-	t0 := time.Now()
 	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePlan})
 	job, err := rd.Prepare(ctx, req)
 	if err != nil {
 		return "", err
 	}
-	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: time.Since(t0),
-		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", job.Plan.Task, job.Plan.DiTRows.Total, job.Plan.TextTokens.Total),
-		Plan:    job.Plan})
-	return job.Run(ctx, sink)
+	return job.render(ctx, sink)
+}
+
+// Render is the RenderFunc of a job already prepared, for a caller that
+// plans before a job exists (the CLI refuses a bad request before it
+// reaches the history): it runs the job without planning again. It takes
+// only the request the job was prepared from.
+func (j *Job) Render(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+	if !reflect.DeepEqual(req, j.asked) {
+		return "", errors.New("app: a prepared job renders only the request it was prepared from")
+	}
+	if sink == nil {
+		sink = func(engine.Event) {}
+	}
+	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePlan})
+	return j.render(ctx, sink)
+}
+
+// render reports the plan (the queue records it in the history) and runs
+// the job.
+func (j *Job) render(ctx context.Context, sink engine.Sink) (string, error) {
+	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: j.planned,
+		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", j.Plan.Task, j.Plan.DiTRows.Total, j.Plan.TextTokens.Total),
+		Plan:    j.Plan})
+	return j.Run(ctx, sink)
 }
 
 // Job is a validated, planned request ready to run.
@@ -176,6 +197,8 @@ type Job struct {
 	// asked is the request as given, before presets and defaults: what
 	// the clip's metadata stores so a restore shows what the user chose.
 	asked Request
+	// planned is how long Prepare took.
+	planned time.Duration
 }
 
 // Plan is the one planning path: `h3studio plan`, Prepare (the render and
@@ -196,6 +219,7 @@ func (rd *Renderer) Plan(ctx context.Context, req Request) (*plan.Plan, error) {
 // only: no weights are read) and plans it through Plan's path. Every
 // failure is a *RequestError or a *RefusedError with one sentence.
 func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
+	t0 := time.Now()
 	if err := checkOutput(req.Output); err != nil {
 		return nil, &RequestError{err}
 	}
@@ -209,6 +233,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
 	}
+	job.planned = time.Since(t0)
 	return job, nil
 }
 
