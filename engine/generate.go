@@ -73,9 +73,10 @@ type Request struct {
 	Output  Output
 }
 
-// Generate runs a fitted plan: reference decode and VAE encode, Qwen text
-// and vision encoding, the DiT denoise loop, and the VAE decode into
-// r.Output. Each phase loads its weights and releases them before the next.
+// Generate runs a fitted plan from Plan, which holds what to make
+// (p.Request: prompt, inputs, knobs), with r's seed and media I/O:
+// reference decode and VAE encode, Qwen text and vision encoding, the DiT
+// denoise loop, and the VAE decode into r.Output. Each phase loads its weights and releases them before the next.
 // ctx is checked before every phase, every denoise step and every decoded
 // frame; a canceled run returns ErrCanceled having called nothing on the
 // output after the cancel. The same request and seed give the same frames
