@@ -63,16 +63,14 @@ type flow struct {
 	full     *rowGrid // the sequence's rows
 	grid     *rowGrid // the rows x has now
 	pols     []policy
-	inside   []bool // per policy: entered and not yet exited
-	streamed bool   // another graph follows this one: kept tensors must survive it
-	kept     []*carried
+	inside   []bool                   // per policy: entered and not yet exited
+	streamed bool                     // another graph follows this one: kept tensors must survive it
+	kept     []*carried               // by policies
+	hidden   *carried                 // x between streamed graphs
 	declared map[*rowGrid]graphInputs // in g
 	mark     func(string, *ggml.Tensor)
 	deliver  func()
-	done     []func()     // after g computes: policies read their outputs
-	xHost    []float32    // the hidden state between streamed graphs
-	xIn      *ggml.Tensor // the hidden-state input of g, whose data is xInHost
-	xInHost  []float32
+	done     []func() // after g computes: policies read their outputs
 }
 
 func (m *Model) newFlow(s *Sequence, idx []int32, pols []policy, streamed bool) *flow {
@@ -85,11 +83,8 @@ func (m *Model) newFlow(s *Sequence, idx []int32, pols []policy, streamed bool) 
 func (m *Model) begin(f *flow, g *ggml.Graph) {
 	f.g, f.declared, f.done = g, map[*rowGrid]graphInputs{}, nil
 	f.mark, f.deliver = m.tapper(g)
-	f.xIn, f.xInHost = nil, nil
-	if f.xHost != nil {
-		f.x = g.Input("hidden", ggml.F32, m.Cfg.Hidden, len(f.grid.idx))
-		f.x.SetF32(f.xHost)
-		f.xIn, f.xInHost, f.xHost = f.x, f.xHost, nil
+	if f.hidden != nil {
+		f.x = f.hidden.in(g)
 	}
 }
 
@@ -176,15 +171,16 @@ func (m *Model) computeFlow(stage string, f *flow) error {
 	if !f.streamed {
 		return nil
 	}
-	f.xHost = f.x.F32()
+	in := f.hidden
+	f.hidden = &carried{name: "hidden", host: f.x.F32(), ne: []int{f.x.Ne(0), f.x.Ne(1)}}
 	for _, c := range f.kept {
 		if c.g == f.g && c.host == nil {
 			c.ne = []int{c.t.Ne(0), c.t.Ne(1)}
-			switch c.t { // no second read-back of data the host holds
-			case f.x:
-				c.host = f.xHost
-			case f.xIn:
-				c.host = f.xInHost
+			switch { // no second read-back of data the host holds
+			case c.t == f.x:
+				c.host = f.hidden.host
+			case in != nil && c.t == in.t:
+				c.host = in.host
 			default:
 				c.host = c.t.F32()
 			}
