@@ -35,9 +35,10 @@ type graphInputs struct {
 	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]
 }
 
-// carried is a tensor a policy keeps for a later block. In one graph it
-// is that graph's tensor; when blocks stream it outlives its graph as host
-// data, declared again only in a graph that reads it.
+// carried is a tensor a later block needs (what a policy keeps aside, or
+// the hidden state itself). In one graph it is that graph's tensor; when
+// blocks stream it outlives its graph as host data, declared again only in
+// a graph that reads it (an unread one costs no upload).
 type carried struct {
 	name string
 	g    *ggml.Graph
