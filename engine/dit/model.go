@@ -26,7 +26,8 @@ type Options struct {
 	// Precision.Weights, when BF16, F16, Q8_0 or Q4_K, converts the weight
 	// matrices at load time, except the F32 islands of the release (patch
 	// projections, time embedder, output heads); F32 widens every matrix.
-	// Precision.KV F32 keeps attention K/V in f32 (parity runs).
+	// Precision.KV is the attention K/V type (zero: the backend's); F32 is
+	// the parity runs' reference precision.
 	Precision ggml.Precision
 	// AdaLNType is the storage of the precomputed block modulation tables:
 	// the zero value (F32's) keeps them exact; BF16 halves them (about
@@ -92,9 +93,6 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	if err := o.Precision.Check("dit", ggml.F32, ggml.BF16, ggml.F16, ggml.Q8_0, ggml.Q4_K); err != nil {
 		return nil, err
 	}
-	if kv, ok := o.Precision.KV.Get(); ok && kv != ggml.F32 {
-		return nil, fmt.Errorf("dit: attention K/V is the backend's type or f32, not %s", kv)
-	}
 	if err := cfg.Validate(src); err != nil {
 		return nil, err
 	}
@@ -128,9 +126,6 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 
 // streamed reports whether blocks stream (Options.Residency).
 func (m *Model) streamed() bool { return m.opt.Residency == plan.Streamed }
-
-// exactKV reports whether attention keeps K/V in f32 (Options.Precision).
-func (m *Model) exactKV() bool { return m.opt.Precision.KV == ggml.StoreAs(ggml.F32) }
 
 // load places one tagged module under prefix.
 func (m *Model) load(module any, prefix string) (*weights.Module, error) {
@@ -309,7 +304,7 @@ func (m *Model) EncodeText(states []float32, rows int) ([]float32, error) {
 	h := linear(g, m.text.Proj, m.text.ProjB, x)
 	mark("text.proj", h)
 	for i := range m.text.Refiner {
-		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), exact: m.exactKV(), name: fmt.Sprintf("refiner.%d.attn", i)})
+		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), kv: m.opt.Precision.KV, name: fmt.Sprintf("refiner.%d.attn", i)})
 	}
 	h = rmsNorm(g, h, m.text.FinalNorm, c.FinalNormEps)
 	mark("refiner.out", h)
