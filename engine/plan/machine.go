@@ -84,7 +84,8 @@ const Reserve = 2 << 30
 // (what the GPU may keep resident without paging) less Reserve, or the
 // user's override. vpipe's 64 GB report shows the working set (~48 GB
 // there), not the RAM, is the line mapped weights hit; its zero-swap runs
-// kept 8 GB of the RAM free, which 48 GB less Reserve also does.
+// kept an 8 GB residency reserve out of the 64, and 48 GB less Reserve
+// leaves more than that.
 func (m Machine) Budget() int64 {
 	if m.BudgetBytes > 0 {
 		return m.BudgetBytes
