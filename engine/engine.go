@@ -13,7 +13,6 @@ import (
 	"h3studio/engine/plan"
 	"h3studio/engine/sampler"
 	"h3studio/engine/tokenizer"
-	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
 
@@ -96,12 +95,13 @@ func Open(dir string, o Options) (*Engine, error) {
 	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
 }
 
-// precision is the VAEs' attention precision for the engine's mode.
-func (e *Engine) precision() vae.Precision {
+// precision is every model's precision in the engine's mode: Exact
+// (reference) runs f32 weights and K/V, the rest the models' defaults.
+func (e *Engine) precision() ggml.Precision {
 	if e.exact {
-		return vae.Reference
+		return ggml.Exact()
 	}
-	return vae.Fast
+	return ggml.Precision{}
 }
 
 // Close stops the backend. Generate must not be running.

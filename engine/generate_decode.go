@@ -43,10 +43,7 @@ func (g *generation) decode(ctx context.Context) error {
 		return err
 	}
 	defer src.Close()
-	opt := vae.DecodeOptions{}
-	if g.e.exact {
-		opt.Precision = vae.Reference
-	}
+	opt := vae.DecodeOptions{Precision: g.e.precision()}
 	if g.plan.Residency.VAEDecoder == plan.Streamed {
 		// The planner found the decoder tight: bound one call's activations
 		// by what the decode phase has left.

@@ -90,11 +90,7 @@ func (g *generation) loadDiT(comp *weights.Component, src weights.Source) (*dit.
 	if err != nil {
 		return nil, err
 	}
-	res := dit.Resident
-	if g.plan.Residency.DiT == plan.Streamed {
-		res = dit.Streamed
-	}
-	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: res, F32Weights: g.e.exact, ExactKV: g.e.exact})
+	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: g.plan.Residency.DiT, Precision: g.e.precision()})
 }
 
 // newGeneration builds the run's sequence, refined text and pinned

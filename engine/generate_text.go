@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"h3studio/engine/layout"
-	"h3studio/engine/plan"
 	"h3studio/engine/textenc"
 	"h3studio/engine/weights"
 	"h3studio/resample"
@@ -68,14 +67,7 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if err != nil {
 		return nil, err
 	}
-	res := textenc.Resident
-	if g.plan.Residency.TextEncoder == plan.Streamed {
-		res = textenc.Streamed
-	}
-	opt := textenc.Options{Residency: res, Logger: g.e.log}
-	if g.e.exact {
-		opt.Weights, opt.KV = textenc.PrecisionF32, textenc.PrecisionF32
-	}
+	opt := textenc.Options{Residency: g.plan.Residency.TextEncoder, Precision: g.e.precision(), Logger: g.e.log}
 	m, err := textenc.New(g.e.backend, src, cfg, opt)
 	if err != nil {
 		return nil, err

@@ -88,8 +88,8 @@ func (m *Model) PrepareAdaLN(steps []Timesteps) error {
 		if err != nil {
 			return err
 		}
-		if i == 0 && m.Tap != nil {
-			m.Tap("blk.0.adaln", []int{nt, len(raw) / nt}, raw)
+		if i == 0 {
+			m.Tap.Host("blk.0.adaln", raw, nt, len(raw)/nt)
 		}
 		hostBlocks[i], at.gate[i] = at.blockTable(raw, c.Hidden)
 	}

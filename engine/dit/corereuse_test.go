@@ -2,6 +2,8 @@ package dit
 
 import (
 	"testing"
+
+	"h3studio/engine/plan"
 )
 
 // Core reuse: with every forward evaluated it is the reference path; a
@@ -10,8 +12,8 @@ import (
 // blocks do not run and the result is an approximation of the full one.
 func TestCoreReuse(t *testing.T) {
 	b := cpuBackend(t)
-	for _, res := range []Residency{Resident, Streamed} {
-		m := loadTiny(t, b, false, Options{ExactKV: true, Residency: res})
+	for _, res := range []plan.Residency{plan.Resident, plan.Streamed} {
+		m := loadTiny(t, b, false, Options{Precision: exactKV, Residency: res})
 		_, _, full, _ := runCase(t, m, "t2va")
 		if err := m.SetCoreReuse(CoreReuseConfig{Every: 1}); err != nil {
 			t.Fatal(err)

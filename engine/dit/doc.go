@@ -26,9 +26,10 @@
 //	gen, _ := m.NewGeneration(seq, text, condVideoRows, refAudioRows, [4]int{24, t, h, w}, ta)
 //	err := sampler.Run(ctx, sampler.Config{Schedule: sched}, gen, videoNoise, audioNoise)
 //
-// Weights are Resident (placed once, zero-copy over the mapped file where
-// its alignment allows) or Streamed (two rotating block slots); matrices
-// can be converted at load (bf16, f16, q8_0, q4_K). Speed policies, each
+// Weights are resident (placed once, zero-copy over the mapped file where
+// its alignment allows) or plan.Streamed (two rotating block slots);
+// matrices can be converted at load (Options.Precision: bf16, f16, q8_0,
+// q4_K). Speed policies, each
 // with its own config: layer thinning (sampler.ThinningConfig over
 // GateScores, applied with SetActive), core residual reuse (corereuse.go),
 // token reduction (tokenreduce.go) and velocity reuse in the sampler.

@@ -116,10 +116,21 @@ func tinyConfig(t *testing.T) *Config {
 
 // parityBackend runs the fixture parity tests: on the CPU, or on Metal
 // under make mac-test, where a node placed on the CPU fails the test and
-// the tolerances are ggmltest.Tol's. f32 K/V (ExactKV) is a CPU-only
+// the tolerances are ggmltest.Tol's. f32 K/V (exactKV) is a CPU-only
 // reference mode, so those tests use the backend's K/V type on Metal.
 func parityBackend(t *testing.T) *ggml.Backend {
 	return ggmltest.Backend(t, ggmltest.Options{Threads: 2})
+}
+
+// exactKV keeps attention K/V in f32, the reference precision.
+var exactKV = ggml.Precision{KV: ggml.StoreAs(ggml.F32)}
+
+// parityKV is exactKV on the CPU and the backend's K/V type on Metal.
+func parityKV() ggml.Precision {
+	if ggmltest.Metal {
+		return ggml.Precision{}
+	}
+	return exactKV
 }
 
 func cpuBackend(t *testing.T) *ggml.Backend {
@@ -385,7 +396,7 @@ func checkCase(t *testing.T, m *Model, name string, tol float64) {
 func TestParityF32(t *testing.T) {
 	b := parityBackend(t)
 	for _, repack := range []bool{false, true} {
-		m := loadTiny(t, b, repack, Options{ExactKV: !ggmltest.Metal})
+		m := loadTiny(t, b, repack, Options{Precision: parityKV()})
 		for _, name := range []string{"t2va", "fl2va", "ref2va"} {
 			t.Run(name+map[bool]string{false: "/interleaved", true: "/flat"}[repack], func(t *testing.T) {
 				checkCase(t, m, name, ggmltest.Tol(tolF32))

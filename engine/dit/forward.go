@@ -48,7 +48,7 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		return m.forwardReplay(s, in, idx, r)
 	}
 	pols := m.policies(s, idx, in.Step)
-	if m.opt.Residency == Resident {
+	if !m.streamed() {
 		if err := m.residentBlocks(); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 // row counts and text tags line up with what the DiT embeds.
 func TestSequenceFromPlannedLayouts(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	c := layout.Canvas{Width: 128, Height: 96}
 	for _, spec := range []layout.Spec{
 		{Canvas: c, Frames: 22, PromptTokens: 9},

@@ -5,49 +5,35 @@ import (
 	"strings"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
-)
-
-// Residency says where the blocks' core weights live during a forward.
-type Residency int
-
-const (
-	// Resident places every active block once (zero-copy over the mapped
-	// file where its alignment allows, else copied); one graph runs all
-	// blocks.
-	Resident Residency = iota
-	// Streamed keeps two blocks resident: block i+1 is copied from the
-	// mapped checkpoint into the second of two rotating slots while block
-	// i runs (engine/weights.BlockStreamer) — for Macs whose memory cannot
-	// hold the 38 GB core.
-	Streamed
 )
 
 // Options configures Load.
 type Options struct {
 	// QKV is the fused qkv row order of the checkpoint, as engine/weights
 	// recorded it from the snapshot's provenance. Required.
-	QKV       weights.QKVLayout
-	Residency Residency
-	// WeightType, when BF16, F16, Q8_0 or Q4_K, converts the weight
+	QKV weights.QKVLayout
+	// Residency is the plan's: plan.Streamed keeps two blocks resident,
+	// block i+1 copied from the mapped checkpoint into the second of two
+	// rotating slots while block i runs (engine/weights.BlockStreamer), for
+	// Macs whose memory cannot hold the 38 GB core. Anything else (the zero
+	// value, plan.Resident, plan.Mapped) places every active block once,
+	// zero-copy over the mapped file where its alignment allows, else
+	// copied; one graph runs all blocks.
+	Residency plan.Residency
+	// Precision.Weights, when BF16, F16, Q8_0 or Q4_K, converts the weight
 	// matrices at load time, except the F32 islands of the release (patch
-	// projections, time embedder, output heads). The zero value (F32's
-	// value) keeps every tensor as stored.
-	WeightType ggml.DType
-	// F32Weights widens every matrix to F32 (exact parity runs against an
-	// f32 reference of bf16-stored weights).
-	F32Weights bool
-	// ExactKV keeps attention K/V in f32 (parity runs); otherwise
-	// engine/ggml picks the backend's K/V type (bf16 on the CPU, f16 on Metal).
-	ExactKV bool
+	// projections, time embedder, output heads); F32 widens every matrix.
+	// Precision.KV is the attention K/V type (zero: the backend's); F32 is
+	// the parity runs' reference precision.
+	Precision ggml.Precision
 	// AdaLNType is the storage of the precomputed block modulation tables:
 	// the zero value (F32's) keeps them exact; BF16 halves them (about
 	// 0.4 GB per 20 steps of the release instead of 0.8).
 	AdaLNType ggml.DType
 }
-
-// TapFunc receives a named intermediate (row-major [rows, width]).
-type TapFunc func(name string, shape []int, data []float32)
 
 // Model is a loaded DiT.
 type Model struct {
@@ -71,7 +57,7 @@ type Model struct {
 	reduce *TokenReductionConfig
 
 	// Tap, when set, receives the intermediates named in the package doc.
-	Tap TapFunc
+	Tap tap.Func
 	// Inspect, when set, sees every graph just before it runs (the Metal
 	// op audit in tests and on the Mac; stage names the graph).
 	Inspect func(stage string, g *ggml.Graph)
@@ -99,10 +85,13 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	if o.AdaLNType != ggml.F32 && o.AdaLNType != ggml.BF16 && o.AdaLNType != ggml.F16 {
 		return nil, fmt.Errorf("dit: AdaLN tables cannot be stored as %s (use f32, bf16 or f16)", o.AdaLNType)
 	}
-	switch o.WeightType {
-	case 0, ggml.BF16, ggml.F16, ggml.Q8_0, ggml.Q4_K:
+	switch o.Residency {
+	case "", plan.Resident, plan.Mapped, plan.Streamed:
 	default:
-		return nil, fmt.Errorf("dit: cannot store weights as %s (use bf16, f16, q8_0 or q4_K)", o.WeightType)
+		return nil, fmt.Errorf("dit: unknown residency %q", o.Residency)
+	}
+	if err := o.Precision.Check("dit", ggml.F32, ggml.BF16, ggml.F16, ggml.Q8_0, ggml.Q4_K); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(src); err != nil {
 		return nil, err
@@ -126,7 +115,7 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 		}
 		m.mods = append(m.mods, wm)
 	}
-	if o.Residency == Resident {
+	if !m.streamed() {
 		if err := m.residentBlocks(); err != nil {
 			m.Close()
 			return nil, err
@@ -134,6 +123,9 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	}
 	return m, nil
 }
+
+// streamed reports whether blocks stream (Options.Residency).
+func (m *Model) streamed() bool { return m.opt.Residency == plan.Streamed }
 
 // load places one tagged module under prefix.
 func (m *Model) load(module any, prefix string) (*weights.Module, error) {
@@ -256,15 +248,15 @@ func (m *Model) streamer(active []int) (*weights.BlockStreamer, error) {
 // become F32 because the graph's elementwise ops are f32; matrices keep
 // their stored type unless the options convert them.
 func (m *Model) store(info weights.TensorInfo) (ggml.DType, error) {
-	if len(info.Shape) <= 1 || m.opt.F32Weights {
+	wt, convert := m.opt.Precision.Weights.Get()
+	if len(info.Shape) <= 1 || (convert && wt == ggml.F32) {
 		return ggml.F32, nil
 	}
 	dt, err := weights.GGMLType(info.DType)
 	if err != nil {
 		return 0, err
 	}
-	wt := m.opt.WeightType
-	if wt != 0 && !f32Island(info.Name) && info.Shape[len(info.Shape)-1]%int64(wt.BlockSize()) == 0 {
+	if convert && !f32Island(info.Name) && info.Shape[len(info.Shape)-1]%int64(wt.BlockSize()) == 0 {
 		return wt, nil
 	}
 	return dt, nil
@@ -292,27 +284,8 @@ func (m *Model) qkv() qkvLayout {
 // tapper returns a function that marks a graph tensor for the tap hook,
 // and a function to deliver the marked tensors after Compute.
 func (m *Model) tapper(g *ggml.Graph) (mark func(string, *ggml.Tensor), deliver func()) {
-	var marked []struct {
-		name string
-		t    *ggml.Tensor
-	}
-	if m.Tap == nil {
-		return func(string, *ggml.Tensor) {}, func() {}
-	}
-	mark = func(name string, t *ggml.Tensor) {
-		t = g.Cont(t)
-		g.Output(t)
-		marked = append(marked, struct {
-			name string
-			t    *ggml.Tensor
-		}{name, t})
-	}
-	deliver = func() {
-		for _, x := range marked {
-			m.Tap(x.name, []int{x.t.Ne(1) * x.t.Ne(2) * x.t.Ne(3), x.t.Ne(0)}, x.t.F32())
-		}
-	}
-	return mark, deliver
+	tg := tap.On(g, m.Tap)
+	return tg.Mark, tg.Deliver
 }
 
 // EncodeText runs the text path once: condition_proj, the token refiner
@@ -331,7 +304,7 @@ func (m *Model) EncodeText(states []float32, rows int) ([]float32, error) {
 	h := linear(g, m.text.Proj, m.text.ProjB, x)
 	mark("text.proj", h)
 	for i := range m.text.Refiner {
-		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), exact: m.opt.ExactKV, name: fmt.Sprintf("refiner.%d.attn", i)})
+		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), kv: m.opt.Precision.KV, name: fmt.Sprintf("refiner.%d.attn", i)})
 	}
 	h = rmsNorm(g, h, m.text.FinalNorm, c.FinalNormEps)
 	mark("refiner.out", h)

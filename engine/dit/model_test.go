@@ -12,6 +12,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/ggml/ggmltest"
+	"h3studio/engine/plan"
 	"h3studio/engine/sampler"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
@@ -32,7 +33,7 @@ func auditAll(t *testing.T, m *Model) *int {
 
 func TestMetalAudit(t *testing.T) {
 	b := cpuBackend(t)
-	for _, o := range []Options{{ExactKV: true}, {}, {WeightType: ggml.BF16}, {Residency: Streamed}} {
+	for _, o := range []Options{{Precision: exactKV}, {}, {Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.BF16)}}, {Residency: plan.Streamed}} {
 		m := loadTiny(t, b, false, o)
 		graphs := auditAll(t, m)
 		runCase(t, m, "ref2va")
@@ -46,8 +47,8 @@ func TestMetalAudit(t *testing.T) {
 // Streaming blocks through per-block weight sets must give the resident result.
 func TestStreamedMatchesResident(t *testing.T) {
 	b := cpuBackend(t)
-	_, _, v1, a1 := runCase(t, loadTiny(t, b, false, Options{ExactKV: true}), "fl2va")
-	_, _, v2, a2 := runCase(t, loadTiny(t, b, false, Options{ExactKV: true, Residency: Streamed}), "fl2va")
+	_, _, v1, a1 := runCase(t, loadTiny(t, b, false, Options{Precision: exactKV}), "fl2va")
+	_, _, v2, a2 := runCase(t, loadTiny(t, b, false, Options{Precision: exactKV, Residency: plan.Streamed}), "fl2va")
 	if e := relL2(v2, v1) + relL2(a2, a1); e > 1e-6 {
 		t.Errorf("streamed differs from resident: %.3g", e)
 	}
@@ -57,7 +58,7 @@ func TestStreamedMatchesResident(t *testing.T) {
 // with the backend's own K/V type (bf16 on the CPU).
 func TestParityBF16(t *testing.T) {
 	b := parityBackend(t)
-	m := loadTiny(t, b, false, Options{WeightType: ggml.BF16})
+	m := loadTiny(t, b, false, Options{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.BF16)}})
 	_, c, v, a := runCase(t, m, "t2va")
 	wv, _ := c.get(t, "bf16.out.video")
 	wa, _ := c.get(t, "bf16.out.audio")
@@ -82,7 +83,7 @@ func TestParityDefaultKV(t *testing.T) {
 // against SGLang's schedule and update around the reference DiT.
 func TestSamplerTrajectory(t *testing.T) {
 	b := parityBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: !ggmltest.Metal})
+	m := loadTiny(t, b, false, Options{Precision: parityKV()})
 	f, err := safetensors.Open(filepath.Join(fixtureDir, "sampler.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestSamplerTrajectory(t *testing.T) {
 // changes the output; GateScores feeds the ranking.
 func TestThinning(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	_, _, full, _ := runCase(t, m, "t2va")
 	if g := m.GateScores(); len(g) != m.Cfg.Layers || g[0] <= 0 {
 		t.Fatalf("gate scores %v", g)
@@ -279,7 +280,7 @@ func TestPatchifyRoundTrip(t *testing.T) {
 // those products to q8_0.
 func TestParityQ8(t *testing.T) {
 	b := parityBackend(t)
-	m := loadTiny(t, b, false, Options{WeightType: ggml.Q8_0, ExactKV: !ggmltest.Metal})
+	m := loadTiny(t, b, false, Options{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.Q8_0), KV: parityKV().KV}})
 	graphs := auditAll(t, m)
 	_, c, v, a := runCase(t, m, "fl2va")
 	wv, _ := c.get(t, "out.video")
@@ -317,7 +318,7 @@ func TestInferConfig(t *testing.T) {
 // bf16 modulation tables: the rounding of shift, scale and gate only.
 func TestAdaLNTablesBF16(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true, AdaLNType: ggml.BF16})
+	m := loadTiny(t, b, false, Options{Precision: exactKV, AdaLNType: ggml.BF16})
 	auditAll(t, m)
 	_, c, v, _ := runCase(t, m, "ref2va")
 	wv, _ := c.get(t, "out.video")
@@ -329,7 +330,7 @@ func TestAdaLNTablesBF16(t *testing.T) {
 // draw (T the target's latent frames, n the visual conditions).
 func TestPinnedRows(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	c := openCase(t, "ref2va")
 	segs, _ := segments(t, "ref2va")
 	s, err := m.NewSequence(segs, nil)

@@ -1,8 +1,6 @@
 package dit
 
 import (
-	"math"
-
 	"h3studio/engine/ggml"
 )
 
@@ -75,7 +73,7 @@ type attnCtx struct {
 	cfg      *Config
 	layout   qkvLayout
 	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]; nil: no RoPE (the refiner)
-	exact    bool         // f32 K/V instead of the backend's type
+	kv       ggml.Storage // K/V type (Options.Precision.KV); zero: the backend's
 	name     string
 }
 
@@ -96,33 +94,8 @@ func (c *Core) attention(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor 
 	q = g.Permute(q, 0, 2, 1, 3)         // [hd, rows, heads]
 	k = g.Cont(g.Permute(k, 0, 2, 1, 3)) // contiguous per head: 7x faster on the CPU
 	v = g.Cont(g.Permute(v, 0, 2, 1, 3))
-	o := sdpa(g, q, k, v, a.exact, a.name) // [hd, heads, rows]
+	o := g.Attention(q, k, v, ggml.AttentionOptions{KV: a.kv, Name: a.name}) // [hd, heads, rows]
 	return g.MulMat(c.Out, g.Reshape(o, hd*heads, rows))
-}
-
-// sdpa is non-causal attention; exact keeps K/V in f32 (parity runs),
-// otherwise engine/ggml picks the backend's K/V type.
-func sdpa(g *ggml.Graph, q, k, v *ggml.Tensor, exact bool, name string) *ggml.Tensor {
-	if !exact {
-		return g.Attention(q, k, v, ggml.AttentionOptions{Name: name})
-	}
-	scale := float32(1 / math.Sqrt(float64(q.Ne(0))))
-	n := q.Ne(1)
-	var out *ggml.Tensor
-	for s := 0; s < n; s += ggml.MaxAttentionRows {
-		rows := min(ggml.MaxAttentionRows, n-s)
-		qc := q
-		if rows != n {
-			qc = g.View(q, s*q.Nb(1), []int{q.Ne(0), rows, q.Ne(2)}, []int{q.Nb(1), q.Nb(2)})
-		}
-		o := g.FlashAttn(qc, k, v, nil, scale)
-		if out == nil {
-			out = o
-		} else {
-			out = g.Concat(out, o, 2)
-		}
-	}
-	return out
 }
 
 // mlp is fc2(silu(gate)·value), gate and value being the two halves of fc1.

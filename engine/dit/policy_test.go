@@ -62,7 +62,7 @@ func reduceOracle(x [][]float64, v layout.Segment, update func(float64) float64,
 // (streamed: the kept rows pass through the host).
 func TestTokenReductionOracle(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	segs, _ := segments(t, "t2va") // target video 2 x (2 x 3): pairs and an odd column
 	s, err := m.NewSequence(segs, nil)
 	if err != nil {

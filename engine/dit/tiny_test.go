@@ -6,7 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/ggml/ggmltest"
+	"h3studio/engine/plan"
 	"h3studio/engine/weights"
 )
 
@@ -70,7 +72,7 @@ func TestParityTinySnapshot(t *testing.T) {
 	if got, want := digest(src), openCase(t, "tiny_t2va").meta.Digest; got != want {
 		t.Fatalf("the tiny snapshot's DiT weights changed (digest %s, fixtures made from %s): regenerate tools/fixtures/dit with gen.py --tiny", got, want)
 	}
-	m, err := Load(b, src, cfg, Options{QKV: qkv, F32Weights: true, ExactKV: !ggmltest.Metal})
+	m, err := Load(b, src, cfg, Options{QKV: qkv, Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F32), KV: parityKV().KV}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func TestTinySnapshotMapped(t *testing.T) {
 	}
 	_, _, v1, a1 := runCase(t, m, "tiny_fl2va")
 	src2, _, _ := tinySnapshot(t, false)
-	m2, err := Load(b, src2, cfg, Options{QKV: qkv, Residency: Streamed})
+	m2, err := Load(b, src2, cfg, Options{QKV: qkv, Residency: plan.Streamed})
 	if err != nil {
 		t.Fatal(err)
 	}

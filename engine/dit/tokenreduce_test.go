@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"h3studio/engine/layout"
+	"h3studio/engine/plan"
 )
 
 // Pairs on a 3-wide grid: columns (0,1) pool, column 2 stays alone.
 func TestPooledGridMaps(t *testing.T) {
 	b := cpuBackend(t)
-	m := loadTiny(t, b, false, Options{ExactKV: true})
+	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	segs, _ := segments(t, "t2va") // target video 2 x (2 x 3) rows at 19..30
 	s, err := m.NewSequence(segs, nil)
 	if err != nil {
@@ -43,8 +44,8 @@ func TestPooledGridMaps(t *testing.T) {
 // restore's values).
 func TestTokenReduction(t *testing.T) {
 	b := cpuBackend(t)
-	res := loadTiny(t, b, false, Options{ExactKV: true})
-	str := loadTiny(t, b, false, Options{ExactKV: true, Residency: Streamed})
+	res := loadTiny(t, b, false, Options{Precision: exactKV})
+	str := loadTiny(t, b, false, Options{Precision: exactKV, Residency: plan.Streamed})
 	auditAll(t, res)
 	auditAll(t, str)
 	cfg := &TokenReductionConfig{Begin: 1, End: 2, EarlySteps: 1, EarlyEnd: 3}

@@ -1,6 +1,9 @@
 package ggml
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // MaxAttentionRows is the largest query count one flash-attention call may
 // take: ggml-metal indexes query rows with a 16-bit integer.
@@ -11,26 +14,15 @@ const MaxAttentionRows = 65535
 // attention, the mask each call needs (chunk x keys).
 const DefaultAttentionChunk = 4096
 
-// KVPrecision selects the K/V dtype Attention converts K and V to.
-type KVPrecision int
-
-const (
-	// KVBackend uses the backend's KVType (bf16 on the CPU, f16 on Metal).
-	KVBackend KVPrecision = iota
-	// KVF32 keeps K/V in f32: reference precision for parity tests, at
-	// about 2-3x the CPU time (Metal runs f32 K/V as well).
-	KVF32
-)
-
 // AttentionOptions configures Attention. The zero value is non-causal
 // attention with scale 1/sqrt(head dim), DefaultAttentionChunk and the
 // backend's K/V type.
 type AttentionOptions struct {
-	Causal bool        // query i sees keys j <= i + (keys - queries): prefix-aware causal
-	Scale  float32     // score scale; 0 means 1/sqrt(q head dim)
-	Chunk  int         // queries per flash-attention call; 0 means DefaultAttentionChunk
-	Name   string      // prefix for the names of the nodes it creates (default "attn")
-	KV     KVPrecision // K/V dtype; zero: the backend's KVType
+	Causal bool    // query i sees keys j <= i + (keys - queries): prefix-aware causal
+	Scale  float32 // score scale; 0 means 1/sqrt(q head dim)
+	Chunk  int     // queries per flash-attention call; 0 means DefaultAttentionChunk
+	Name   string  // prefix for the names of the nodes it creates (default "attn")
+	KV     Storage // K/V dtype (f32, f16 or bf16); zero: the backend's KVType
 }
 
 // FlashAttn is one ggml flash_attn_ext call: q [D, N, H, B] f32, k [D, L,
@@ -63,8 +55,8 @@ func (g *Graph) FlashAttn(q, k, v, mask *Tensor, scale float32) *Tensor {
 // Attention is scaled-dot-product attention of any length: q [D, N, H, B]
 // (f32), k [D, L, Hkv, B], v [Dv, L, Hkv, B] with H a multiple of Hkv. The
 // result is f32 [Dv, H, N, B] (reshape it to [Dv*H, N, B] for the output
-// projection). K and V are converted to the backend's KVType (or f32 with
-// KVF32) when they are not already in it.
+// projection). K and V are converted to o.KV (default: the backend's
+// KVType) when they are not already in it.
 //
 // Queries are split into chunks of at most o.Chunk rows, each attending to
 // the full K/V in one flash_attn_ext call. For causal attention, chunk c
@@ -89,10 +81,8 @@ func (g *Graph) Attention(q, k, v *Tensor, o AttentionOptions) *Tensor {
 	if name == "" {
 		name = "attn"
 	}
-	kv := g.b.KVType()
-	if o.KV == KVF32 {
-		kv = F32
-	}
+	kv := o.KV.Or(g.b.KVType())
+	g.need(op, slices.Contains(kvTypes, kv), "K/V cannot be kept as %s", kv)
 	if k.dt != kv {
 		k = g.Cast(k, kv)
 	}

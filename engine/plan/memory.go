@@ -4,7 +4,13 @@ import (
 	"h3studio/engine/layout"
 )
 
-// Residency is how a component's weights are held during its phase.
+// Residency is how a component's weights are held during its phase. It is
+// the one spelling: the planner chooses it (Knobs) and the models take it
+// as is (dit.Options, textenc.Options), so nothing translates between
+// the plan and a load. It lives here, not in engine/weights, because the
+// planner must stay pure Go (weights needs cgo through ggml). The zero
+// value is Resident to a model; whether resident weights map zero-copy is
+// the file's alignment, which the planner reads as Mapped.
 type Residency string
 
 const (

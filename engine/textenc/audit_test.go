@@ -88,9 +88,9 @@ func TestMetalAuditReleaseShapes(t *testing.T) {
 		t.Logf("%s: %d nodes audited", name, len(g.Ops()))
 	}
 	kvs := []struct {
-		kv ggml.KVPrecision
+		kv ggml.Storage
 		dt ggml.DType // how the encoder keeps K/V for kv
-	}{{ggml.KVBackend, b.KVType()}, {ggml.KVF32, ggml.F32}}
+	}{{ggml.Storage{}, b.KVType()}, {ggml.StoreAs(ggml.F32), ggml.F32}}
 	for _, wt := range []ggml.DType{ggml.BF16, ggml.F16, ggml.Q8_0} {
 		// 1100 query rows over 1600 keys: three query chunks, a key prefix.
 		const n, e = 1100, 1600
@@ -124,7 +124,7 @@ func TestMetalAuditReleaseShapes(t *testing.T) {
 		for i := 0; i < vc.TemporalPatch; i++ {
 			it.Frames = append(it.Frames, make([]float32, vc.InChannels*it.Height*it.Width))
 		}
-		merged, deep := tw.Forward(g, declareVisionInputs(g, vc, it), vc, ggml.KVBackend)
+		merged, deep := tw.Forward(g, declareVisionInputs(g, vc, it), vc, ggml.Storage{})
 		g.Output(merged)
 		g.Output(deep...)
 		audit("vision "+itoa(it.Width)+"x"+itoa(it.Height), g)

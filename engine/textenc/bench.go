@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
 	"h3studio/engine/weights"
 )
 
@@ -27,7 +28,7 @@ type PrefillBench struct {
 // 1/√fan_in (norm gains 1 ± 0.1), seeded by seed. o's Layers and Weights
 // are ignored; its other fields apply as they do to New.
 func NewPrefillBench(b *ggml.Backend, cfg Config, layers int, dt ggml.DType, seed uint64, o Options) (*PrefillBench, error) {
-	o.Layers, o.Residency = layers, Resident
+	o.Layers, o.Residency = layers, plan.Resident
 	m, err := newModel(b, cfg, o)
 	if err != nil {
 		return nil, err

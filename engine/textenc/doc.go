@@ -33,8 +33,8 @@
 //
 // # Weights
 //
-// Layers load lazily through weights.LoadModule: Resident keeps them, Streamed
-// frees each after it runs and loads the next one in the background.
-// Close frees everything (the encode phase ends before the DiT loads).
-// Cache keeps outputs keyed by content so a re-render skips the encoder.
+// Layers load lazily through weights.LoadModule: resident, they stay;
+// plan.Streamed frees each after it runs and loads the next one in the
+// background. Close frees everything (the encode phase ends before the DiT
+// loads).
 package textenc

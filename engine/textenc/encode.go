@@ -100,7 +100,7 @@ func (m *Model) Encode(ctx context.Context, in Input) (*Output, error) {
 			deep[i] = append(deep[i], f.deepstack[i]...)
 		}
 	}
-	if m.opts.Residency == Streamed {
+	if m.streamed() {
 		m.freeVision()
 	}
 	if len(visual) > 0 && m.opts.Tap != nil {

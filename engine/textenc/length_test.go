@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"h3studio/engine/ggml"
 )
 
 // SeedLength is the sequence at which h3.c's Qwen encoder failed ("causal
@@ -31,16 +33,16 @@ func textInput(f *fixture, n int, seed int64) Input {
 // graphs) and checks sampled rows, at chunk and graph edges, against the
 // float64 reference.
 func TestSeedLength(t *testing.T) {
-	checkLength(t, SeedLength, PrecisionAuto, 0, 0, tolBF16)
+	checkLength(t, SeedLength, ggml.Storage{}, 0, 0, tolBF16)
 }
 
 // checkLength encodes n random tokens through layer 0 and compares rows
 // at chunk and group edges with the float64 reference.
-func checkLength(t *testing.T, n int, kv Precision, chunk, group int, tol float64) {
+func checkLength(t *testing.T, n int, kv ggml.Storage, chunk, group int, tol float64) {
 	f := openFixture(t)
 	b := newBackend(t)
 	in := textInput(f, n, 1)
-	m := newFixtureModel(t, f, b, Options{Layers: 1, Weights: PrecisionF32, KV: kv, QueryChunk: chunk, RowGroup: group})
+	m := newFixtureModel(t, f, b, Options{Layers: 1, Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F32), KV: kv}, QueryChunk: chunk, RowGroup: group})
 	t0 := time.Now()
 	out, err := m.Encode(context.Background(), in)
 	if err != nil {

@@ -8,19 +8,10 @@ import (
 	"time"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
-)
-
-// Residency says where language-layer weights live during an encode.
-type Residency int
-
-const (
-	// Resident loads every layer at first use and keeps it until Close.
-	Resident Residency = iota
-	// Streamed loads each layer just before it runs and frees it after, so
-	// only one layer's weights are in device memory at a time.
-	Streamed
 )
 
 // Options configures a Model. The zero value runs the release's 50 layers
@@ -29,26 +20,24 @@ type Options struct {
 	// Layers is how many language layers run; 0 means
 	// min(ReleaseLayers, the checkpoint's count).
 	Layers int
-	// Weights is how matrices are stored; Auto keeps the checkpoint's
-	// type. Norms and biases are always f32.
-	Weights Precision
-	// KV is the attention K/V type: Auto is the backend's choice
-	// (ggml.Backend.KVType: bf16 on the CPU, f16 on Metal), F32 is
-	// reference precision (ggml.KVF32). No other type is accepted.
-	KV Precision
+	// Precision.Weights stores matrices as F32, F16, BF16 or Q8_0 (zero:
+	// as the checkpoint stores them); Precision.KV is the attention K/V
+	// type (zero: the backend's).
+	Precision ggml.Precision
 	// QueryChunk is the query rows per flash-attention call; 0 means 512.
 	QueryChunk int
 	// RowGroup is the token rows one graph processes; 0 means 4096. It
 	// bounds activation memory: a layer runs as ceil(S/RowGroup) graphs.
 	RowGroup int
-	// Residency: Resident keeps layers loaded; Streamed holds at most two
-	// (the running layer, and the next one, loaded in the background).
-	Residency Residency
+	// Residency is the plan's: plan.Streamed holds at most two layers
+	// (the running one, and the next, loaded in the background); anything
+	// else loads every layer at first use and keeps it until Close.
+	Residency plan.Residency
 	Logger    *slog.Logger
-	// Tap, when set, receives named intermediates (row-major f32, names as
-	// in the parity fixtures: inputs_embeds, vision_embeds, deepstack.K,
-	// layerN_out before deepstack, hidden).
-	Tap func(name string, data []float32)
+	// Tap, when set, receives named intermediates as [rows, hidden]
+	// (names as in the parity fixtures: inputs_embeds, vision_embeds,
+	// deepstack.K, layerN_out before deepstack, hidden).
+	Tap tap.Func
 }
 
 const (
@@ -56,37 +45,13 @@ const (
 	defaultRowGroup   = 4096
 )
 
-// Precision names a storage type; its zero value defers to a default.
-type Precision int
-
-const (
-	PrecisionAuto Precision = iota
-	PrecisionF32
-	PrecisionF16
-	PrecisionBF16
-	PrecisionQ8_0
-)
-
-func (p Precision) dtype() ggml.DType {
-	switch p {
-	case PrecisionF16:
-		return ggml.F16
-	case PrecisionBF16:
-		return ggml.BF16
-	case PrecisionQ8_0:
-		return ggml.Q8_0
-	}
-	return ggml.F32
-}
-
 // Model is a loaded text/reference encoder. It is not safe for concurrent
 // use; Close frees every device buffer it holds.
 type Model struct {
 	cfg  Config
 	opts Options
-	kv   ggml.KVPrecision
-	// kvType is how K/V rows are kept between a layer's passes: the type
-	// ggml's Attention uses for kv, so it converts nothing.
+	// kvType is the attention K/V type, also how K/V rows are kept
+	// between a layer's passes, so Attention converts nothing.
 	kvType ggml.DType
 	b      *ggml.Backend
 	src    weights.Source
@@ -127,13 +92,8 @@ func newModel(b *ggml.Backend, cfg Config, o Options) (*Model, error) {
 	if o.Layers < 1 || o.Layers > cfg.Text.Layers {
 		return nil, fmt.Errorf("textenc: %d layers requested, the checkpoint has %d", o.Layers, cfg.Text.Layers)
 	}
-	kv, kvType := ggml.KVBackend, b.KVType()
-	switch o.KV {
-	case PrecisionAuto:
-	case PrecisionF32:
-		kv, kvType = ggml.KVF32, ggml.F32
-	default:
-		return nil, fmt.Errorf("textenc: K/V precision %d unsupported: use PrecisionAuto (the backend's type) or PrecisionF32", o.KV)
+	if err := o.Precision.Check("textenc", ggml.F32, ggml.F16, ggml.BF16, ggml.Q8_0); err != nil {
+		return nil, err
 	}
 	if o.QueryChunk <= 0 {
 		o.QueryChunk = defaultQueryChunk
@@ -144,7 +104,7 @@ func newModel(b *ggml.Backend, cfg Config, o Options) (*Model, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Model{cfg: cfg, opts: o, kv: kv, kvType: kvType, b: b, layers: make([]*layerSlot, o.Layers)}, nil
+	return &Model{cfg: cfg, opts: o, kvType: o.Precision.KV.Or(b.KVType()), b: b, layers: make([]*layerSlot, o.Layers)}, nil
 }
 
 // Config returns the model's configuration.
@@ -204,7 +164,7 @@ func (m *Model) layer(i int) (*layerSlot, error) {
 // state, so a prefetch goroutine may run it while another layer computes.
 func (m *Model) loadLayer(i int) (*layerSlot, error) {
 	s := &layerSlot{}
-	ws, err := m.load(fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, func(sc *shapeCheck) { s.l.check(m.cfg.Text, sc) })
+	ws, err := m.load(fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.cfg.Text.dims())
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +172,11 @@ func (m *Model) loadLayer(i int) (*layerSlot, error) {
 	return s, nil
 }
 
+// streamed reports whether layers stream (Options.Residency).
+func (m *Model) streamed() bool { return m.opts.Residency == plan.Streamed }
+
 func (m *Model) release(i int) {
-	if m.opts.Residency == Streamed && m.layers[i] != nil {
+	if m.streamed() && m.layers[i] != nil {
 		m.layers[i].ws.Free()
 		m.layers[i] = nil
 	}
@@ -230,9 +193,8 @@ func (m *Model) compute(name string, g *ggml.Graph) error {
 }
 
 func (m *Model) tap(name string, data []float32) {
-	if m.opts.Tap != nil {
-		m.opts.Tap(name, data)
-	}
+	D := m.cfg.Text.Hidden
+	m.opts.Tap.Host(name, data, len(data)/D, D)
 }
 
 // positions is the per-token mRoPE (t, h, w).
@@ -296,7 +258,7 @@ func (m *Model) runText(ctx context.Context, x []float32, pos positions, visual 
 		if err != nil {
 			return err
 		}
-		if m.opts.Residency == Streamed && li+1 < m.opts.Layers && m.layers[li+1] == nil {
+		if m.streamed() && li+1 < m.opts.Layers && m.layers[li+1] == nil {
 			next = make(chan loaded, 1)
 			go func(i int) {
 				s, err := m.loadLayer(i)
@@ -372,7 +334,7 @@ func (m *Model) queries(li int, l *TextLayer, x []float32, pos positions, k, v [
 		kin.SetRaw(k[:e*rowBytes])
 		vin := g.Input("v", m.kvType, c.HeadDim, c.KVHeads, e)
 		vin.SetRaw(v[:e*rowBytes])
-		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.kv, fmt.Sprintf("blk.%d", li))
+		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.opts.Precision.KV, fmt.Sprintf("blk.%d", li))
 		g.Output(y)
 		if err := m.compute(fmt.Sprintf("layer %d rows %d-%d", li, s, e), g); err != nil {
 			g.Free()

@@ -9,6 +9,7 @@ import (
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/ggml/ggmltest"
+	"h3studio/engine/plan"
 	"h3studio/engine/weights"
 )
 
@@ -111,7 +112,7 @@ func fixtureInput(f *fixture, c string) Input {
 // runParity encodes one fixture case and compares every tap HF recorded.
 func runParity(t *testing.T, m *Model, f *fixture, c string, tol float64) {
 	taps := map[string][]float32{}
-	m.opts.Tap = func(name string, data []float32) { taps[name] = append([]float32(nil), data...) }
+	m.opts.Tap = func(name string, _ []int, data []float32) { taps[name] = append([]float32(nil), data...) }
 	out, err := m.Encode(context.Background(), fixtureInput(f, c))
 	if err != nil {
 		t.Fatalf("%s: %v", c, err)
@@ -160,11 +161,11 @@ func TestParityF32(t *testing.T) {
 	// Chunk 256 and 384-row groups: the 600-token case crosses both a
 	// query-chunk boundary and a graph boundary. f32 K/V is a CPU
 	// reference mode; Metal uses its own K/V type.
-	kv := PrecisionF32
+	kv := ggml.StoreAs(ggml.F32)
 	if ggmltest.Metal {
-		kv = PrecisionAuto
+		kv = ggml.Storage{}
 	}
-	m := newFixtureModel(t, f, b, Options{Weights: PrecisionF32, KV: kv, QueryChunk: 256, RowGroup: 384})
+	m := newFixtureModel(t, f, b, Options{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F32), KV: kv}, QueryChunk: 256, RowGroup: 384})
 	for _, c := range []string{"text", "long", "image", "video", "mixed"} {
 		runParity(t, m, f, c, tolF32)
 	}
@@ -173,7 +174,7 @@ func TestParityF32(t *testing.T) {
 func TestParityBF16(t *testing.T) {
 	f := openFixture(t)
 	b := parityBackend(t)
-	m := newFixtureModel(t, f, b, Options{Weights: PrecisionBF16, Residency: Streamed})
+	m := newFixtureModel(t, f, b, Options{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.BF16)}, Residency: plan.Streamed})
 	for _, c := range []string{"text", "mixed"} {
 		runParity(t, m, f, c, tolBF16)
 	}

@@ -2,8 +2,10 @@ package textenc
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine/ggml"
@@ -90,7 +92,7 @@ func pool64(x []float64, mh, mw, d, sp int) []float64 {
 func TestRealiseAndEncode(t *testing.T) {
 	cfg, src, tok := tinySnapshot(t)
 	b := newBackend(t)
-	m, err := New(b, src, cfg, Options{Weights: PrecisionF32, KV: PrecisionF32, QueryChunk: 16, RowGroup: 24})
+	m, err := New(b, src, cfg, Options{Precision: ggml.Exact(), QueryChunk: 16, RowGroup: 24})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestRealiseAndEncode(t *testing.T) {
 	}
 
 	var deep [][]float32
-	m.opts.Tap = func(name string, data []float32) {
+	m.opts.Tap = func(name string, _ []int, data []float32) {
 		if len(name) > 10 && name[:10] == "deepstack." {
 			deep = append(deep, append([]float32(nil), data...))
 		}
@@ -233,43 +235,6 @@ func TestRealiseAndEncode(t *testing.T) {
 	}
 }
 
-// TestEncodeCached: the second identical request is a hit that loads and
-// runs nothing; any change in the pixels is a miss.
-func TestEncodeCached(t *testing.T) {
-	cfg, src, tok := tinySnapshot(t)
-	b := newBackend(t)
-	m, err := New(b, src, cfg, Options{Residency: Streamed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	graphs := 0
-	m.graphHook = func(string, *ggml.Graph) { graphs++ }
-	rng := rand.New(rand.NewSource(9))
-	img := randomItem(rng, cfg.Vision, 64, 64, 1, layout.Pool{})
-	p := layout.Presentation{Spans: []layout.Span{
-		{Kind: layout.SpanLabel, Text: "<Picture 1>: "}, {Kind: layout.SpanImage, GridH: 2, GridW: 2}, {Kind: layout.SpanPrompt},
-	}}
-	in, err := m.Realise(tok, p, "hello", []Item{img})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCache(4)
-	first, hit, err := m.EncodeCached(context.Background(), in, c)
-	if err != nil || hit {
-		t.Fatalf("first encode: hit %v, err %v", hit, err)
-	}
-	n := graphs
-	again, hit, err := m.EncodeCached(context.Background(), in, c)
-	if err != nil || !hit || again != first || graphs != n {
-		t.Fatalf("second encode: hit %v, same %v, %d new graphs, err %v", hit, again == first, graphs-n, err)
-	}
-	in.Items[0].Frames[0][0] += 0.5
-	if _, hit, _ = m.EncodeCached(context.Background(), in, c); hit {
-		t.Error("changed pixels hit the cache")
-	}
-}
-
 // TestPooledPlanTokens lays out a Ref2VA request whose clip the planner
 // pooled (2 blocks per token block, 2x2 cells) next to an image, builds
 // one item per vision span from the span's canvas and frames, and checks
@@ -322,5 +287,34 @@ func TestPooledPlanTokens(t *testing.T) {
 	}
 	if out.Tokens != len(in.IDs) {
 		t.Errorf("%d output rows for %d tokens", out.Tokens, len(in.IDs))
+	}
+}
+
+// A checkpoint whose tensors disagree with the config is refused naming
+// each misshaped weight by its checkpoint name, for the language layers
+// and the vision tower alike.
+func TestLoadNamesMisshapedWeights(t *testing.T) {
+	cfg, src, _ := tinySnapshot(t)
+	cfg.Text.Intermediate *= 2
+	cfg.Vision.Intermediate *= 2
+	m, err := New(newBackend(t), src, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, errText := m.layer(0)
+	_, errVision := m.visionTower()
+	if errText == nil || errVision == nil {
+		t.Fatalf("loaded weights the config disagrees with: text %v, vision %v", errText, errVision)
+	}
+	msg := errText.Error() + "\n" + errVision.Error()
+	for _, want := range []string{
+		fmt.Sprintf("model.language_model.layers.0.mlp.gate_proj.weight: shape [%d %d], want [%d %d]", cfg.Text.Intermediate/2, cfg.Text.Hidden, cfg.Text.Intermediate, cfg.Text.Hidden),
+		"model.language_model.layers.0.mlp.down_proj.weight: shape [",
+		fmt.Sprintf("model.visual.blocks.0.mlp.linear_fc1.weight: shape [%d %d], want [%d %d]", cfg.Vision.Intermediate/2, cfg.Vision.Hidden, cfg.Vision.Intermediate, cfg.Vision.Hidden),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not mention %q:\n%s", want, msg)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func TestReleaseLayerShortSequence(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kv: ggml.KVBackend, kvType: b.KVType(), b: b}
+	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kvType: b.KVType(), b: b}
 	m.graphHook = auditHook(t, false)
 	t0 := time.Now()
 	k, v, err := m.keysValues(0, &l, x, pos)

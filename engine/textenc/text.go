@@ -8,42 +8,33 @@ import (
 // per-head Q/K RMSNorm and interleaved mRoPE, then a pre-norm SwiGLU MLP.
 // ref: transformers modeling_qwen3_vl.py Qwen3VLTextDecoderLayer
 type TextLayer struct {
-	InputNorm *ggml.Tensor  `st:"input_layernorm.weight"`
+	InputNorm *ggml.Tensor  `st:"input_layernorm.weight" shape:"hidden"`
 	Attn      TextAttention `st:"self_attn"`
-	PostNorm  *ggml.Tensor  `st:"post_attention_layernorm.weight"`
+	PostNorm  *ggml.Tensor  `st:"post_attention_layernorm.weight" shape:"hidden"`
 	MLP       TextMLP       `st:"mlp"`
 }
 
 // TextAttention holds the attention projections; none has a bias.
 type TextAttention struct {
-	Q     *ggml.Tensor `st:"q_proj.weight"`
-	K     *ggml.Tensor `st:"k_proj.weight"`
-	V     *ggml.Tensor `st:"v_proj.weight"`
-	O     *ggml.Tensor `st:"o_proj.weight"`
-	QNorm *ggml.Tensor `st:"q_norm.weight"`
-	KNorm *ggml.Tensor `st:"k_norm.weight"`
+	Q     *ggml.Tensor `st:"q_proj.weight" shape:"q,hidden"`
+	K     *ggml.Tensor `st:"k_proj.weight" shape:"kv,hidden"`
+	V     *ggml.Tensor `st:"v_proj.weight" shape:"kv,hidden"`
+	O     *ggml.Tensor `st:"o_proj.weight" shape:"hidden,q"`
+	QNorm *ggml.Tensor `st:"q_norm.weight" shape:"head_dim"`
+	KNorm *ggml.Tensor `st:"k_norm.weight" shape:"head_dim"`
 }
 
 // TextMLP is the SwiGLU feed-forward: down(silu(gate(x)) * up(x)).
 type TextMLP struct {
-	Gate *ggml.Tensor `st:"gate_proj.weight"`
-	Up   *ggml.Tensor `st:"up_proj.weight"`
-	Down *ggml.Tensor `st:"down_proj.weight"`
+	Gate *ggml.Tensor `st:"gate_proj.weight" shape:"inter,hidden"`
+	Up   *ggml.Tensor `st:"up_proj.weight" shape:"inter,hidden"`
+	Down *ggml.Tensor `st:"down_proj.weight" shape:"hidden,inter"`
 }
 
-func (l *TextLayer) check(c TextConfig, sc *shapeCheck) {
-	D, hd := c.Hidden, c.HeadDim
-	sc.want(l.InputNorm, D)
-	sc.want(l.PostNorm, D)
-	sc.want(l.Attn.Q, D, c.Heads*hd)
-	sc.want(l.Attn.K, D, c.KVHeads*hd)
-	sc.want(l.Attn.V, D, c.KVHeads*hd)
-	sc.want(l.Attn.O, c.Heads*hd, D)
-	sc.want(l.Attn.QNorm, hd)
-	sc.want(l.Attn.KNorm, hd)
-	sc.want(l.MLP.Gate, D, c.Intermediate)
-	sc.want(l.MLP.Up, D, c.Intermediate)
-	sc.want(l.MLP.Down, c.Intermediate, D)
+// dims resolves TextLayer's shape tags.
+func (c TextConfig) dims() map[string]int64 {
+	return map[string]int64{"hidden": int64(c.Hidden), "head_dim": int64(c.HeadDim), "q": int64(c.Heads * c.HeadDim),
+		"kv": int64(c.KVHeads * c.HeadDim), "inter": int64(c.Intermediate)}
 }
 
 func norm(g *ggml.Graph, x, w *ggml.Tensor, eps float32) *ggml.Tensor {
@@ -69,7 +60,7 @@ func (l *TextLayer) KeysValues(g *ggml.Graph, x, pos *ggml.Tensor, c TextConfig)
 // Forward runs the layer for query rows x [D, n] at positions pos [4n];
 // k, v [hd, KVHeads, e] are the rotated keys and values of rows 0..e-1, of
 // which x's rows are the last n. It returns the layer output [D, n].
-func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.KVPrecision, name string) *ggml.Tensor {
+func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.Storage, name string) *ggml.Tensor {
 	n := x.Ne(1)
 	h := norm(g, x, l.InputNorm, c.Eps)
 	q := g.Reshape(g.MulMat(l.Attn.Q, h), c.HeadDim, c.Heads, n)

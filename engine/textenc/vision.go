@@ -14,27 +14,28 @@ import (
 // mergers tapped after the configured blocks.
 // ref: transformers modeling_qwen3_vl.py Qwen3VLVisionModel
 type VisionTower struct {
-	PatchEmbed *ggml.Tensor  `st:"patch_embed.proj.weight"` // [C*T*P*P, hidden]
-	PatchBias  *ggml.Tensor  `st:"patch_embed.proj.bias"`
-	PosEmbed   *ggml.Tensor  `st:"pos_embed.weight"` // [hidden, side*side]
+	PatchEmbed *ggml.Tensor  `st:"patch_embed.proj.weight" shape:"hidden,in_ch,t_patch,patch,patch"` // ggml [C*T*P*P, hidden]
+	PatchBias  *ggml.Tensor  `st:"patch_embed.proj.bias" shape:"hidden"`
+	PosEmbed   *ggml.Tensor  `st:"pos_embed.weight" shape:"positions,hidden"` // ggml [hidden, side*side]
 	Blocks     []VisionBlock `st:"blocks"`
 	Merger     PatchMerger   `st:"merger"`
 	Deepstack  []PatchMerger `st:"deepstack_merger_list"`
+	cfg        VisionConfig  // resolves the shape tags
 }
 
 // VisionBlock is one ViT block: LayerNorm, attention, LayerNorm, MLP.
 type VisionBlock struct {
 	Norm1W   *ggml.Tensor `st:"norm1.weight"`
 	Norm1B   *ggml.Tensor `st:"norm1.bias"`
-	QKV      *ggml.Tensor `st:"attn.qkv.weight"`
+	QKV      *ggml.Tensor `st:"attn.qkv.weight" shape:"hidden3,hidden"`
 	QKVBias  *ggml.Tensor `st:"attn.qkv.bias"`
-	Proj     *ggml.Tensor `st:"attn.proj.weight"`
+	Proj     *ggml.Tensor `st:"attn.proj.weight" shape:"hidden,hidden"`
 	ProjBias *ggml.Tensor `st:"attn.proj.bias"`
 	Norm2W   *ggml.Tensor `st:"norm2.weight"`
 	Norm2B   *ggml.Tensor `st:"norm2.bias"`
-	FC1      *ggml.Tensor `st:"mlp.linear_fc1.weight"`
+	FC1      *ggml.Tensor `st:"mlp.linear_fc1.weight" shape:"inter,hidden"`
 	FC1Bias  *ggml.Tensor `st:"mlp.linear_fc1.bias"`
-	FC2      *ggml.Tensor `st:"mlp.linear_fc2.weight"`
+	FC2      *ggml.Tensor `st:"mlp.linear_fc2.weight" shape:"hidden,inter"`
 	FC2Bias  *ggml.Tensor `st:"mlp.linear_fc2.bias"`
 }
 
@@ -42,12 +43,13 @@ type VisionBlock struct {
 // LayerNorm (per patch for the main merger, over the concatenated cell for
 // the deepstack ones), then fc1, exact GELU, fc2.
 type PatchMerger struct {
-	NormW   *ggml.Tensor `st:"norm.weight"`
+	NormW   *ggml.Tensor `st:"norm.weight" shape:"norm"`
 	NormB   *ggml.Tensor `st:"norm.bias"`
-	FC1     *ggml.Tensor `st:"linear_fc1.weight"`
+	FC1     *ggml.Tensor `st:"linear_fc1.weight" shape:"merged,merged"`
 	FC1Bias *ggml.Tensor `st:"linear_fc1.bias"`
-	FC2     *ggml.Tensor `st:"linear_fc2.weight"`
+	FC2     *ggml.Tensor `st:"linear_fc2.weight" shape:"out,merged"`
 	FC2Bias *ggml.Tensor `st:"linear_fc2.bias"`
+	norm    int          // the width NormW normalises
 }
 
 const visionEps = 1e-6
@@ -55,31 +57,26 @@ const visionEps = 1e-6
 func (c VisionConfig) headDim() int { return c.Hidden / c.Heads }
 func (c VisionConfig) cell() int    { return c.SpatialMerge * c.SpatialMerge }
 
-// newVisionTower sizes the slices so the loader binds every block.
+// newVisionTower sizes the slices so the loader binds every block. The
+// merger normalises tokens before merging them, the deepstack mergers
+// after.
 func newVisionTower(c VisionConfig) VisionTower {
-	return VisionTower{Blocks: make([]VisionBlock, c.Depth), Deepstack: make([]PatchMerger, len(c.Deepstack))}
+	t := VisionTower{Blocks: make([]VisionBlock, c.Depth), Deepstack: make([]PatchMerger, len(c.Deepstack)), cfg: c}
+	t.Merger.norm = c.Hidden
+	for i := range t.Deepstack {
+		t.Deepstack[i].norm = c.Hidden * c.cell()
+	}
+	return t
 }
 
-func (t *VisionTower) check(c VisionConfig, sc *shapeCheck) {
-	D, M := c.Hidden, c.Hidden*c.cell()
-	sc.want(t.PatchEmbed, c.InChannels*c.TemporalPatch*c.Patch*c.Patch, D)
-	sc.want(t.PatchBias, D)
-	sc.want(t.PosEmbed, D, c.NumPositions)
-	for i := range t.Blocks {
-		b := &t.Blocks[i]
-		sc.want(b.QKV, D, 3*D)
-		sc.want(b.Proj, D, D)
-		sc.want(b.FC1, D, c.Intermediate)
-		sc.want(b.FC2, c.Intermediate, D)
-	}
-	sc.want(t.Merger.NormW, D)
-	sc.want(t.Merger.FC1, M, M)
-	sc.want(t.Merger.FC2, M, c.OutHidden)
-	for i := range t.Deepstack {
-		sc.want(t.Deepstack[i].NormW, M)
-		sc.want(t.Deepstack[i].FC2, M, c.OutHidden)
-	}
+func (t *VisionTower) Dims() map[string]int64 {
+	c := t.cfg
+	return map[string]int64{"hidden": int64(c.Hidden), "hidden3": int64(3 * c.Hidden), "in_ch": int64(c.InChannels),
+		"t_patch": int64(c.TemporalPatch), "patch": int64(c.Patch), "positions": int64(c.NumPositions),
+		"inter": int64(c.Intermediate), "merged": int64(c.Hidden * c.cell()), "out": int64(c.OutHidden)}
 }
+
+func (p *PatchMerger) Dims() map[string]int64 { return map[string]int64{"norm": int64(p.norm)} }
 
 // geluTanh is PyTorch's tanh-approximated GELU. On the GPU it is ggml's
 // own op; ggml's CPU kernel looks GELU up in an f16 table (~5e-4 relative
@@ -106,7 +103,7 @@ type visionInputs struct {
 
 // Forward runs one item (N patches) and returns the merged tokens
 // [OutHidden, N/4] and the deepstack features, each [OutHidden, N/4].
-func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv ggml.KVPrecision) (*ggml.Tensor, []*ggml.Tensor) {
+func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv ggml.Storage) (*ggml.Tensor, []*ggml.Tensor) {
 	x := linear(g, t.PatchEmbed, t.PatchBias, in.patches)
 	for i := range in.posIdx {
 		x = g.Add(x, g.Mul(g.GetRows(t.PosEmbed, in.posIdx[i]), in.posW[i]))
@@ -134,7 +131,7 @@ func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv
 // attention is full (non-causal) multi-head attention over one item's
 // patches with the 2-D rotary embedding: the first quarter of each head's
 // rotary pairs turns with the patch row, the second with the column.
-func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.KVPrecision) *ggml.Tensor {
+func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.Storage) *ggml.Tensor {
 	hd, H, N := c.headDim(), c.Heads, x.Ne(1)
 	qkv := g.Reshape(linear(g, b.QKV, b.QKVBias, x), hd, H, 3, N)
 	part := func(i int) *ggml.Tensor {
@@ -184,7 +181,7 @@ func (m *Model) visionTower() (*VisionTower, error) {
 		return &m.vision.t, nil
 	}
 	s := &visionSlot{t: newVisionTower(m.cfg.Vision)}
-	ws, err := m.load("model.visual.", &s.t, func(sc *shapeCheck) { s.t.check(m.cfg.Vision, sc) })
+	ws, err := m.load("model.visual.", &s.t, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +254,7 @@ func (m *Model) encodeBlock(name string, it Item) (*visionFeatures, error) {
 	}
 	g := m.b.NewGraph(0)
 	defer g.Free()
-	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.kv)
+	merged, deep := t.Forward(g, declareVisionInputs(g, c, it), c, m.opts.Precision.KV)
 	g.Output(merged)
 	g.Output(deep...)
 	if err := m.compute(name, g); err != nil {

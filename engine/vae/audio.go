@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 )
 
@@ -30,13 +31,15 @@ func exp(x float32) float64 { return math.Exp(float64(x)) }
 type AudioVAE struct {
 	cfg *AudioConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	enc *audioEncoder
 	dec *audioDecoder
 	opt AudioOptions
 	// Calls counts graph runs.
-	Calls   int
-	taps    *tapper
+	Calls int
+	// Tap, when set, receives the intermediates named in the parity
+	// fixtures (tap.* of tools/fixtures/vae) from every graph.
+	Tap     tap.Func
 	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
@@ -50,7 +53,10 @@ const (
 
 // AudioOptions tunes the audio VAE; the zero value decodes in one graph.
 type AudioOptions struct {
-	Precision Precision
+	// Precision.KV is the encoder's attention K/V type (zero: the
+	// backend's). The audio VAE keeps its weights in f32: Precision.Weights
+	// must be zero or F32.
+	Precision ggml.Precision
 	// ChunkLatents > 0 decodes windows of that many latent steps, each with
 	// ContextLatents steps of context on both sides that are decoded and
 	// thrown away, so a long track never needs one giant graph.
@@ -59,14 +65,19 @@ type AudioOptions struct {
 
 // LoadAudio loads one half of the audio VAE from src onto b.
 func LoadAudio(b *ggml.Backend, src weights.Source, cfg *AudioConfig, part AudioPart, o AudioOptions) (*AudioVAE, error) {
-	a := &AudioVAE{cfg: cfg, b: b, opt: o}
-	l := newLoader(src)
-	if part == AudioEncoderPart {
-		a.enc = loadAudioEncoder(l, cfg)
-	} else {
-		a.dec = loadAudioDecoder(l, cfg)
+	if err := o.Precision.Check("vae", ggml.F32); err != nil {
+		return nil, err
 	}
-	ws, err := l.upload(b)
+	a := &AudioVAE{cfg: cfg, b: b, opt: o}
+	var net any
+	if part == AudioEncoderPart {
+		a.enc = newAudioEncoder(cfg)
+		net = a.enc
+	} else {
+		a.dec = newAudioDecoder(cfg)
+		net = a.dec
+	}
+	ws, err := loadNet(b, src, net, ggml.F32)
 	if err != nil {
 		return nil, err
 	}
@@ -105,15 +116,10 @@ func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
 	defer g.Free()
 	in := g.Input("waveform", ggml.F32, n, 1, stereo)
 	in.SetF32(wave)
-	var mask *ggml.Tensor
-	if a.opt.Precision == Reference {
-		m := causalMask(t)
-		mask = g.Input("causal_mask", ggml.F16, t, len(m)/t)
-		mask.SetRaw(u16LE(m))
-	}
-	z := a.enc.Forward(g, in, mask, a.opt.Precision, a.taps)
+	tp := tap.On(g, a.Tap)
+	z := a.enc.Forward(g, in, a.opt.Precision.KV, tp)
 	g.Output(z)
-	if err := a.compute(g); err != nil {
+	if err := a.compute(g, tp); err != nil {
 		return AudioLatent{}, err
 	}
 	v := z.F32() // [C, T, 2]: memory [side][t][c]
@@ -130,7 +136,7 @@ func (a *AudioVAE) Encode(ctx context.Context, x Audio) (AudioLatent, error) {
 	return out, nil
 }
 
-func (a *AudioVAE) compute(g *ggml.Graph) error {
+func (a *AudioVAE) compute(g *ggml.Graph, tp *tap.Graph) error {
 	if a.inspect != nil {
 		a.inspect(g)
 	}
@@ -138,16 +144,8 @@ func (a *AudioVAE) compute(g *ggml.Graph) error {
 		return fmt.Errorf("vae: audio: %w", err)
 	}
 	a.Calls++
-	a.taps.read()
+	tp.Deliver()
 	return nil
-}
-
-func u16LE(v []uint16) []byte {
-	out := make([]byte, 2*len(v))
-	for i, x := range v {
-		out[2*i], out[2*i+1] = byte(x), byte(x>>8)
-	}
-	return out
 }
 
 // Decode turns a normalised latent into stereo audio of T·hop samples,
@@ -204,9 +202,10 @@ func (a *AudioVAE) decodeWindow(z AudioLatent, lo, hi int) ([]float32, error) {
 	defer g.Free()
 	in := g.Input("latent", ggml.F32, t, c, stereo)
 	in.SetF32(x)
-	y := a.dec.Forward(g, in, a.taps)
+	tp := tap.On(g, a.Tap)
+	y := a.dec.Forward(g, in, tp)
 	g.Output(y)
-	if err := a.compute(g); err != nil {
+	if err := a.compute(g, tp); err != nil {
 		return nil, err
 	}
 	return y.F32(), nil // [L, 1, 2]: memory [side][sample]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
 
@@ -34,10 +35,11 @@ func newTestAudio(t *testing.T, part AudioPart, o AudioOptions) (*AudioVAE, *aud
 }
 
 func TestAudioEncode(t *testing.T) {
-	a, au := newTestAudio(t, AudioEncoderPart, AudioOptions{Precision: Reference})
+	a, au := newTestAudio(t, AudioEncoderPart, AudioOptions{Precision: exactKV})
 	fx := openFixture(t, "audio_encode")
 	names := []string{"enc.block.0", "enc.block.1.block.0", "enc.block.1", "enc.out", "pre_block.attn", "pre_block", "mean_proj"}
-	a.taps = newTapper(names...)
+	rec := record(names...)
+	a.Tap = rec.tap
 	wave, ws := fixtureTensor(t, fx, "input.waveform")
 	z, err := a.Encode(context.Background(), Audio{Samples: int(ws[2]), Data: wave})
 	if err != nil {
@@ -45,7 +47,7 @@ func TestAudioEncode(t *testing.T) {
 	}
 	for _, n := range names {
 		want, s := fixtureTensor(t, fx, "tap."+n)
-		got := a.taps.values[n]
+		got := rec.values[n]
 		if n == "mean_proj" { // ggml [C, T, 2] is [2][T][C]; the reference is [2][C][T]
 			c, tt := int(s[1]), int(s[2])
 			got = append(transpose(got[:c*tt], c, tt), transpose(got[c*tt:], c, tt)...)
@@ -58,7 +60,7 @@ func TestAudioEncode(t *testing.T) {
 	}
 	checkRel(t, "audio latent", z.Data, want, tolF32)
 	// the backend's causal flash attention (bf16 K/V on the CPU)
-	a.opt.Precision = Fast
+	a.opt.Precision = ggml.Precision{}
 	zf, err := a.Encode(context.Background(), Audio{Samples: int(ws[2]), Data: wave})
 	if err != nil {
 		t.Fatal(err)
@@ -68,10 +70,11 @@ func TestAudioEncode(t *testing.T) {
 }
 
 func TestAudioDecode(t *testing.T) {
-	a, au := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: Reference})
+	a, au := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: exactKV})
 	fx := openFixture(t, "audio_decode")
 	names := []string{"dec_in_proj", "dec.conv_pre", "dec.ups.0", "dec.resblocks.0", "dec.activation_post", "dec.conv_post"}
-	a.taps = newTapper(names...)
+	rec := record(names...)
+	a.Tap = rec.tap
 	zd, zs := fixtureTensor(t, fx, "input.latent")
 	y, err := a.Decode(context.Background(), AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd})
 	if err != nil {
@@ -79,7 +82,7 @@ func TestAudioDecode(t *testing.T) {
 	}
 	for _, n := range names {
 		want, _ := fixtureTensor(t, fx, "tap."+n)
-		checkRel(t, n, a.taps.values[n], want, tolF32)
+		checkRel(t, n, rec.values[n], want, tolF32)
 	}
 	want, _ := fixtureTensor(t, fx, "output.waveform")
 	checkRel(t, "waveform", y.Data, want, tolF32)

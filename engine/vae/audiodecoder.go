@@ -1,9 +1,8 @@
 package vae
 
 import (
-	"fmt"
-
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Audio decoder: dec_in_proj, then BigVGAN: conv_pre, transposed-conv
@@ -17,9 +16,15 @@ import (
 // aaSnake is Activation1d(SnakeBeta): the resampling filters become small
 // conv kernels, so each step is an IM2COL plus a MUL_MAT.
 type aaSnake struct {
-	Alpha, InvBeta *ggml.Tensor // [1, C, 1]: exp(alpha), 1/(exp(beta)+1e-9)
-	Up             *ggml.Tensor // [7, 1, 2]: polyphase upsampling kernel
-	Down           *ggml.Tensor // [12, 1, 1]: low-pass kernel (stride 2)
+	Alpha   *ggml.Tensor `st:"act.alpha" shape:"c" ggml:"1,c,1" transform:"exp"`                          // exp(alpha)
+	InvBeta *ggml.Tensor `st:"act.beta" shape:"c" ggml:"1,c,1" transform:"snakebeta_inv"`                 // 1/(exp(beta)+1e-9)
+	Up      *ggml.Tensor `st:"upsample.filter" shape:"1,1,taps" ggml:"up_taps,1,2" transform:"polyphase"` // two phase kernels
+	Down    *ggml.Tensor `st:"downsample.lowpass.filter" shape:"1,1,taps" ggml:"taps,1,1"`                // low-pass (stride 2)
+	c       int
+}
+
+func (a *aaSnake) Dims() map[string]int64 {
+	return map[string]int64{"c": int64(a.c), "taps": audioFilterTaps, "up_taps": upTaps}
 }
 
 // Replicate padding of the polyphase upsampler and of the low-pass filter
@@ -31,39 +36,6 @@ const (
 	downPadLeft = audioFilterTaps/2 - 1
 	downPadRite = audioFilterTaps / 2
 )
-
-func loadAASnake(l *loader, a *aaSnake, name string, c int) {
-	al := l.read(name+".act.alpha", c)
-	be := l.read(name+".act.beta", c)
-	up := l.read(name+".upsample.filter", 1, 1, audioFilterTaps)
-	down := l.read(name+".downsample.lowpass.filter", 1, 1, audioFilterTaps)
-	if al == nil || be == nil || up == nil || down == nil {
-		return
-	}
-	alpha, inv := make([]float32, c), make([]float32, c)
-	for i := range c {
-		alpha[i] = float32(exp(al[i]))
-		inv[i] = float32(1 / (exp(be[i]) + audioSnakeEps))
-	}
-	// UpSample1d is ratio·conv_transpose(pad(x, 5), f, stride 2)[15:-15].
-	// Output 2q takes x_p[q+2+j]·f[11-2j], output 2q+1 takes
-	// x_p[q+3+j]·f[10-2j] (j < 6); with z = x padded by 3 (z[m] = x_p[m+2])
-	// both phases are one 7-tap correlation over z, with kernels
-	// [2f11, 2f9, .., 2f1, 0] and [0, 2f10, .., 2f0].
-	poly := make([]float32, 2*upTaps)
-	for k := range upTaps {
-		if k <= 5 {
-			poly[k] = audioResampling * up[11-2*k]
-		}
-		if k >= 1 {
-			poly[upTaps+k] = audioResampling * up[12-2*k]
-		}
-	}
-	l.put(&a.Alpha, name+".act.alpha", alpha, 1, c, 1)
-	l.put(&a.InvBeta, name+".act.beta", inv, 1, c, 1)
-	l.put(&a.Up, name+".upsample.filter", poly, upTaps, 1, 2)
-	l.put(&a.Down, name+".downsample.lowpass.filter", down, audioFilterTaps, 1, 1)
-}
 
 // forward applies the anti-aliased activation to x [L, C, B].
 func (a *aaSnake) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
@@ -97,16 +69,29 @@ func replicatePad(g *ggml.Graph, x *ggml.Tensor, left, right int) *ggml.Tensor {
 	return x
 }
 
-// convT1d is a weight-normalised ConvTranspose1d: ggml [K, Cout, Cin].
+// convT1d is a weight-normalised ConvTranspose1d: the checkpoint keeps
+// [Cin, Cout, K] (weight norm over Cin), ggml [K, Cout, Cin].
 type convT1d struct {
-	W, B        *ggml.Tensor
+	W           *ggml.Tensor `st:"weight" shape:"cin,cout,k" ggml:"k,cout,cin" transform:"weightnorm"`
+	B           *ggml.Tensor `st:"bias" shape:"cout" ggml:"1,cout"`
+	cin, cout   int
+	k           int
 	stride, pad int
 }
 
+func (c *convT1d) Dims() map[string]int64 {
+	return map[string]int64{"cin": int64(c.cin), "cout": int64(c.cout), "k": int64(c.k)}
+}
+
+// upStage is one entry of BigVGAN's ups (a ModuleList of one conv each).
+type upStage struct {
+	Conv convT1d `st:"0"`
+}
+
 type ampBlock struct {
-	Acts   [6]aaSnake
-	Convs1 [3]conv1d
-	Convs2 [3]conv1d
+	Acts   [6]aaSnake `st:"activations"`
+	Convs1 [3]wnConv  `st:"convs1"`
+	Convs2 [3]wnConv  `st:"convs2"`
 }
 
 // Forward: for each pair, x += conv2(act(conv1(act(x)))).
@@ -119,76 +104,84 @@ func (r *ampBlock) Forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	return x
 }
 
-type decoderStage struct {
-	Up     convT1d
-	Blocks []ampBlock
+// inProj is dec_in_proj, a plain 1x1 Conv1d.
+type inProj struct {
+	W *ggml.Tensor `st:"weight" shape:"cout,cin,1" ggml:"1,cin,cout"`
+	B *ggml.Tensor `st:"bias" shape:"cout" ggml:"1,cout,1"`
+	conv1d
 }
 
-// audioDecoder is dec_in_proj + BigVGAN.
+func (c *inProj) Dims() map[string]int64 { return c.dims() }
+
+// postConv is conv_post: weight-normalised, no bias.
+type postConv struct {
+	W *ggml.Tensor `st:"weight" shape:"cout,cin,k" ggml:"k,cin,cout" transform:"weightnorm"`
+	conv1d
+}
+
+func (c *postConv) Dims() map[string]int64 { return c.dims() }
+
+// audioDecoder is dec_in_proj + BigVGAN. Resblocks are numbered across
+// stages as in the checkpoint: stage i's block j is Res[i·3 + j].
 type audioDecoder struct {
-	InProj  conv1d
-	Pre     conv1d
-	Stages  []decoderStage
-	PostAct aaSnake
-	Post    conv1d
+	InProj  inProj     `st:"dec_in_proj"`
+	Pre     wnConv     `st:"decoder.conv_pre"`
+	Ups     []upStage  `st:"decoder.ups"`
+	Res     []ampBlock `st:"decoder.resblocks"`
+	PostAct aaSnake    `st:"decoder.activation_post"`
+	Post    postConv   `st:"decoder.conv_post"`
 }
 
-func loadAudioDecoder(l *loader, c *AudioConfig) *audioDecoder {
+// newAudioDecoder lays out the decoder c describes, weights not loaded.
+func newAudioDecoder(c *AudioConfig) *audioDecoder {
 	m := &c.Model
-	d := &audioDecoder{Stages: make([]decoderStage, len(m.DecoderRates))}
-	if raw := l.read("dec_in_proj.weight", m.LatentDim, c.LatentChannels, 1); raw != nil {
-		l.put(&d.InProj.W, "dec_in_proj.weight", raw, 1, c.LatentChannels, m.LatentDim)
-	}
-	l.tensor(&d.InProj.B, "dec_in_proj.bias", []int{m.LatentDim}, 1, m.LatentDim, 1)
-	d.InProj.stride, d.InProj.dilate = 1, 1
 	ch := m.DecoderDim
-	loadWNConv1D(l, &d.Pre, "decoder.conv_pre", m.LatentDim, ch, 7, 1, 3, 1, true)
-	nk := len(audioResKernels)
+	d := &audioDecoder{InProj: inProj{conv1d: conv1d{c.LatentChannels, m.LatentDim, 1, 1, 0, 1}},
+		Pre: wnConv{conv1d: conv1d{m.LatentDim, ch, 7, 1, 3, 1}}}
 	for i, rate := range m.DecoderRates {
-		st := &d.Stages[i]
 		k := m.DecoderKernels[i]
-		p := fmt.Sprintf("decoder.ups.%d.0", i)
-		st.Up.stride, st.Up.pad = rate, (k-rate)/2
-		// ConvTranspose1d keeps [Cin, Cout, K]; weight norm runs over Cin
-		l.put(&st.Up.W, p+".weight", l.weightNorm(p, ch, ch/2, k), k, ch/2, ch)
-		l.tensor(&st.Up.B, p+".bias", []int{ch / 2}, 1, ch/2)
+		d.Ups = append(d.Ups, upStage{convT1d{cin: ch, cout: ch / 2, k: k, stride: rate, pad: (k - rate) / 2}})
 		ch /= 2
-		st.Blocks = make([]ampBlock, nk)
-		for j, rk := range audioResKernels {
-			r := &st.Blocks[j]
-			q := fmt.Sprintf("decoder.resblocks.%d", i*nk+j)
-			for a := range r.Acts {
-				loadAASnake(l, &r.Acts[a], fmt.Sprintf("%s.activations.%d", q, a), ch)
-			}
-			for pi, dil := range audioResDilations {
-				loadWNConv1D(l, &r.Convs1[pi], fmt.Sprintf("%s.convs1.%d", q, pi), ch, ch, rk, 1, dil*(rk-1)/2, dil, true)
-				loadWNConv1D(l, &r.Convs2[pi], fmt.Sprintf("%s.convs2.%d", q, pi), ch, ch, rk, 1, (rk-1)/2, 1, true)
-			}
+		for _, rk := range audioResKernels {
+			d.Res = append(d.Res, newAMPBlock(ch, rk))
 		}
 	}
-	loadAASnake(l, &d.PostAct, "decoder.activation_post", ch)
-	loadWNConv1D(l, &d.Post, "decoder.conv_post", ch, 1, 7, 1, 3, 1, false)
+	d.PostAct = aaSnake{c: ch}
+	d.Post = postConv{conv1d: conv1d{ch, 1, 7, 1, 3, 1}}
 	return d
+}
+
+func newAMPBlock(ch, k int) ampBlock {
+	var r ampBlock
+	for a := range r.Acts {
+		r.Acts[a] = aaSnake{c: ch}
+	}
+	for p, dil := range audioResDilations {
+		r.Convs1[p] = wnConv{conv1d: conv1d{ch, ch, k, 1, dil * (k - 1) / 2, dil}}
+		r.Convs2[p] = wnConv{conv1d: conv1d{ch, ch, k, 1, (k - 1) / 2, 1}}
+	}
+	return r
 }
 
 // Forward maps de-normalised latents z [T, C, 2] to waveforms [T·hop, 1, 2]
 // (not yet clamped).
-func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tapper) *ggml.Tensor {
-	x := d.InProj.forward(g, z)
-	tp.tap(g, "dec_in_proj", x)
+func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tap.Graph) *ggml.Tensor {
+	x := d.InProj.apply(g, z, d.InProj.W, d.InProj.B)
+	tp.Mark("dec_in_proj", x)
 	x = d.Pre.forward(g, x)
-	tp.tap(g, "dec.conv_pre", x)
-	for i := range d.Stages {
-		st := &d.Stages[i]
-		x = st.Up.forward(g, x)
+	tp.Mark("dec.conv_pre", x)
+	nk := len(audioResKernels)
+	for i := range d.Ups {
+		x = d.Ups[i].Conv.forward(g, x)
 		if i == 0 {
-			tp.tap(g, "dec.ups.0", x)
+			tp.Mark("dec.ups.0", x)
 		}
 		var sum *ggml.Tensor
-		for j := range st.Blocks {
-			y := st.Blocks[j].Forward(g, x)
+		blocks := d.Res[i*nk : (i+1)*nk]
+		for j := range blocks {
+			y := blocks[j].Forward(g, x)
 			if i == 0 && j == 0 {
-				tp.tap(g, "dec.resblocks.0", y)
+				tp.Mark("dec.resblocks.0", y)
 			}
 			if sum == nil {
 				sum = y
@@ -196,12 +189,12 @@ func (d *audioDecoder) Forward(g *ggml.Graph, z *ggml.Tensor, tp *tapper) *ggml.
 				sum = g.Add(sum, y)
 			}
 		}
-		x = g.Scale(sum, 1/float32(len(st.Blocks)))
+		x = g.Scale(sum, 1/float32(len(blocks)))
 	}
 	x = d.PostAct.forward(g, x)
-	tp.tap(g, "dec.activation_post", x)
-	x = d.Post.forward(g, x)
-	tp.tap(g, "dec.conv_post", x)
+	tp.Mark("dec.activation_post", x)
+	x = d.Post.apply(g, x, d.Post.W, nil)
+	tp.Mark("dec.conv_post", x)
 	return x
 }
 

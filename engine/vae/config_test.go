@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"h3studio/engine/weights"
 )
 
 // releaseAudioMetadata is FL2VA/audio_vae/metadata.json of the release.
@@ -72,12 +74,55 @@ func TestLoadReportsEveryMissingTensor(t *testing.T) {
 		t.Fatal("loaded a decoder whose config disagrees with its tensors")
 	}
 	msg := err.Error()
-	for _, want := range []string{"missing tensor decoder.transformer_blocks.2.attn.to_qkv.weight", "decoder.x_embedder.weight: shape [64 24], want [128 24]"} {
+	for _, want := range []string{"missing decoder.transformer_blocks.2.attn.to_qkv.weight", "decoder.x_embedder.weight: shape [64 24], want [128 24]"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error does not mention %q:\n%s", want, msg)
 		}
 	}
 	t.Logf("%d problems reported", strings.Count(msg, "\n")+1)
+}
+
+// Weights computed on the host (weight norm folded, conv3d kernels
+// reordered, snake parameters) are checked like stored ones: each missing
+// or misshaped source tensor is named by its checkpoint name, in one error.
+func TestLoadNamesTransformedTensors(t *testing.T) {
+	copyOf := func(name string) (*memSource, weights.Source) {
+		fx := openFixture(t, name)
+		m := newMemSource()
+		for _, info := range fx.Tensors() {
+			v, err := weights.Float32(fx, info.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.data[info.Name], m.shape[info.Name] = v, info.Shape
+		}
+		return m, fx
+	}
+	audio, afx := copyOf("audio_weights_decoder")
+	delete(audio.data, "decoder.conv_pre.weight_g")
+	audio.shape["decoder.resblocks.1.convs2.0.weight_v"] = []int64{1, 2, 3}
+	delete(audio.data, "decoder.resblocks.0.activations.3.upsample.filter")
+	_, err := LoadAudio(cpuBackend(t), audio, audioConfig(t, afx), AudioDecoderPart, AudioOptions{})
+	video, vfx := copyOf("video_weights_encoder")
+	video.shape["encoder.down.0.block.0.conv1.weight"] = []int64{1, 2, 3}
+	_, verr := LoadVideoEncoder(cpuBackend(t), video, videoConfig(t, vfx))
+	if err == nil || verr == nil {
+		t.Fatalf("loaded damaged checkpoints: audio %v, video %v", err, verr)
+	}
+	msg := err.Error() + "\n" + verr.Error()
+	for _, want := range []string{
+		"missing decoder.conv_pre.weight_g",
+		"decoder.resblocks.1.convs2.0.weight_v: shape [1 2 3], want [",
+		"missing decoder.resblocks.0.activations.3.upsample.filter",
+		"encoder.down.0.block.0.conv1.weight: shape [1 2 3], want [",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not mention %q:\n%s", want, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != 4 { // one line per problem
+		t.Errorf("%d lines reported, want 4:\n%s", n, msg)
+	}
 }
 
 // The snapshot layout: video_vae/config.json beside video_vae/source/config.json,

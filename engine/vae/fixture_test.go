@@ -22,6 +22,31 @@ const (
 	tolAudioChunk = 2e-3 // at 8 latents (0.2 s) of context
 )
 
+// exactKV keeps attention K/V in f32, the precision of the fixtures.
+var exactKV = ggml.Precision{KV: ggml.StoreAs(ggml.F32)}
+
+// recorder keeps the taps named in want, each from the first graph that
+// produces it, as the fixtures keep a module's first call.
+type recorder struct {
+	want   map[string]bool
+	values map[string][]float32
+	shapes map[string][]int
+}
+
+func record(names ...string) *recorder {
+	r := &recorder{want: map[string]bool{}, values: map[string][]float32{}, shapes: map[string][]int{}}
+	for _, n := range names {
+		r.want[n] = true
+	}
+	return r
+}
+
+func (r *recorder) tap(name string, shape []int, data []float32) {
+	if r.want[name] && r.values[name] == nil {
+		r.values[name], r.shapes[name] = append([]float32(nil), data...), shape
+	}
+}
+
 const fixtureDir = "../../tools/fixtures/vae"
 
 func openFixture(t testing.TB, name string) weights.Source {

@@ -4,114 +4,62 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
 
-// loader collects the weights a model needs from a checkpoint: it checks
-// every shape against what the config implies, converts to float32 on the
-// host (folding weight norm, reordering conv3d kernels), and reports every
-// missing or misshaped tensor in one error before anything is allocated.
-type loader struct {
-	src     weights.Source
-	errs    []error
-	pending []pendingWeight
-	matmul  ggml.DType // storage of linear weights (zero value: F32)
-}
+// The codecs load like the DiT: their module structs carry the
+// checkpoint's tensor names as `st` tags with `shape` tags the config
+// resolves (each leaf module's Dims), and weights.LoadModule reports every
+// missing or misshaped tensor by its checkpoint name before anything is
+// allocated. Weights the graphs want in another form than stored are
+// computed on the host by the transforms below.
 
-type pendingWeight struct {
-	dst   **ggml.Tensor
-	name  string
-	data  []float32
-	dt    ggml.DType
-	shape []int // ggml order
-}
-
-func newLoader(src weights.Source) *loader { return &loader{src: src} }
-
-// read returns the checkpoint tensor name as float32, checking its shape
-// (checkpoint order). A problem is recorded and nil returned.
-func (l *loader) read(name string, shape ...int) []float32 {
-	info, ok := l.src.Lookup(name)
-	if !ok {
-		l.errs = append(l.errs, fmt.Errorf("vae: missing tensor %s (want shape %v)", name, shape))
-		return nil
+// loadNet loads net's tagged weights from src onto b as f32, except 2-D
+// matrices, which are kept as matmul (the video decoder's Precision.Weights).
+func loadNet(b *ggml.Backend, src weights.Source, net any, matmul ggml.DType) (*weights.Module, error) {
+	store := func(info weights.TensorInfo) (ggml.DType, error) {
+		if len(info.Shape) == 2 {
+			return matmul, nil
+		}
+		return ggml.F32, nil
 	}
-	if !sameShape(info.Shape, shape) {
-		l.errs = append(l.errs, fmt.Errorf("vae: tensor %s: shape %v, want %v", name, info.Shape, shape))
-		return nil
-	}
-	v, err := weights.Float32(l.src, name)
+	m, err := weights.LoadModule(b, src, net, weights.LoadOptions{Store: store, Transforms: transforms})
 	if err != nil {
-		l.errs = append(l.errs, fmt.Errorf("vae: tensor %s: %w", name, err))
-		return nil
+		return nil, fmt.Errorf("vae: %w", err)
 	}
-	return v
+	return m, nil
 }
 
-func sameShape(a []int64, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != int64(b[i]) {
-			return false
+// transforms are the host computations the codecs' `transform` tags name.
+var transforms = map[string]weights.Transform{
+	"weightnorm":    weightNorm,
+	"conv3d":        conv3DKernel,
+	"exp":           mapValues(func(x float64) float64 { return math.Exp(x) }),
+	"snake_inv":     mapValues(func(x float64) float64 { return 1 / (x + audioSnakeEps) }),
+	"snakebeta_inv": mapValues(func(x float64) float64 { return 1 / (math.Exp(x) + audioSnakeEps) }),
+	"polyphase":     polyphase,
+}
+
+// weightNorm reads name's weight_g [outer, 1, 1] and weight_v [outer,
+// inner, k] (want) and returns g·v/‖v‖ (norm over each outer slice),
+// PyTorch's weight_norm with dim 0. Checkpoints converted for ComfyUI (the
+// Comfy-Org repack) store the folded weight as name itself; that is read
+// as is.
+func weightNorm(src weights.Source, name string, want []int64) ([]float32, error) {
+	base := strings.TrimSuffix(name, ".weight")
+	if _, folded := src.Lookup(name); folded {
+		if _, wn := src.Lookup(base + ".weight_g"); !wn {
+			return weights.ReadFloat32(src, name, want)
 		}
 	}
-	return true
-}
-
-// put schedules data as an f32 weight of ggml shape, stored into *dst by upload.
-func (l *loader) put(dst **ggml.Tensor, name string, data []float32, shape ...int) {
-	l.putAs(dst, name, data, ggml.F32, shape...)
-}
-
-// putAs is put with the stored dtype (f16 halves a matmul weight's memory).
-func (l *loader) putAs(dst **ggml.Tensor, name string, data []float32, dt ggml.DType, shape ...int) {
-	if data == nil {
-		return
-	}
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	if n != len(data) {
-		panic(fmt.Sprintf("vae: weight %s: %d values for ggml shape %v", name, len(data), shape))
-	}
-	l.pending = append(l.pending, pendingWeight{dst, name, data, dt, shape})
-}
-
-// tensor reads name (checkpoint shape ckpt) and schedules it with ggml shape.
-func (l *loader) tensor(dst **ggml.Tensor, name string, ckpt []int, shape ...int) {
-	l.put(dst, name, l.read(name, ckpt...), shape...)
-}
-
-// linear loads name.weight [out, in] as ggml [in, out] (stored as l.matmul,
-// f32 unless set) and name.bias [out].
-func (l *loader) linear(w, b **ggml.Tensor, name string, in, out int) {
-	l.putAs(w, name+".weight", l.read(name+".weight", out, in), l.matmul, in, out)
-	if b != nil {
-		l.tensor(b, name+".bias", []int{out}, out)
-	}
-}
-
-// weightNorm reads name.weight_g [outer, 1, 1] and name.weight_v [outer,
-// inner, k] and returns g·v/‖v‖ (norm over each outer slice), PyTorch's
-// weight_norm with dim 0.
-//
-// Checkpoints converted for ComfyUI (the Comfy-Org repack) store the folded
-// weight as name.weight instead; that is read as is.
-func (l *loader) weightNorm(name string, outer, inner, k int) []float32 {
-	if _, folded := l.src.Lookup(name + ".weight"); folded {
-		if _, wn := l.src.Lookup(name + ".weight_g"); !wn {
-			return l.read(name+".weight", outer, inner, k)
-		}
-	}
-	g := l.read(name+".weight_g", outer, 1, 1)
-	v := l.read(name+".weight_v", outer, inner, k)
-	if g == nil || v == nil {
-		return nil
+	outer, inner, k := int(want[0]), int(want[1]), int(want[2])
+	g, errG := weights.ReadFloat32(src, base+".weight_g", []int64{want[0], 1, 1})
+	v, errV := weights.ReadFloat32(src, base+".weight_v", want)
+	if err := errors.Join(errG, errV); err != nil {
+		return nil, err
 	}
 	out := make([]float32, len(v))
 	n := inner * k
@@ -125,27 +73,55 @@ func (l *loader) weightNorm(name string, outer, inner, k int) []float32 {
 			out[i] = float32(float64(v[i]) * s)
 		}
 	}
-	return out
+	return out, nil
 }
 
-func (l *loader) err() error { return errors.Join(l.errs...) }
-
-// upload allocates every scheduled weight in one WeightSet of b.
-func (l *loader) upload(b *ggml.Backend) (*ggml.WeightSet, error) {
-	if err := l.err(); err != nil {
+// conv3DKernel reorders a Conv3d weight want = [Cout, Cin, K, K, K] into
+// ggml.Conv3D's layout.
+func conv3DKernel(src weights.Source, name string, want []int64) ([]float32, error) {
+	raw, err := weights.ReadFloat32(src, name, want)
+	if err != nil {
 		return nil, err
 	}
-	ws := b.NewWeightSet(len(l.pending))
-	for _, p := range l.pending {
-		*p.dst = ws.Add(p.name, p.dt, p.shape...)
+	return ggml.Conv3DWeight(raw, int(want[0]), int(want[1]), int(want[2]), int(want[3]), int(want[4])), nil
+}
+
+// mapValues is a transform applying f to every stored value, in float64
+// as the reference's per-channel parameters are precomputed.
+func mapValues(f func(float64) float64) weights.Transform {
+	return func(src weights.Source, name string, want []int64) ([]float32, error) {
+		v, err := weights.ReadFloat32(src, name, want)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float32, len(v))
+		for i, x := range v {
+			out[i] = float32(f(float64(x)))
+		}
+		return out, nil
 	}
-	if err := ws.Alloc(); err != nil {
-		ws.Free()
-		return nil, fmt.Errorf("vae: %w", err)
+}
+
+// polyphase turns UpSample1d's 12-tap filter (want [1, 1, 12]) into the
+// two 7-tap phase kernels aaSnake.forward correlates with: UpSample1d is
+// ratio·conv_transpose(pad(x, 5), f, stride 2)[15:-15]. Output 2q takes
+// x_p[q+2+j]·f[11-2j], output 2q+1 takes x_p[q+3+j]·f[10-2j] (j < 6);
+// with z = x padded by 3 (z[m] = x_p[m+2]) both phases are one 7-tap
+// correlation over z, with kernels [2f11, 2f9, .., 2f1, 0] and
+// [0, 2f10, .., 2f0].
+func polyphase(src weights.Source, name string, want []int64) ([]float32, error) {
+	up, err := weights.ReadFloat32(src, name, want)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range l.pending {
-		(*p.dst).SetF32(p.data)
+	poly := make([]float32, 2*upTaps)
+	for k := range upTaps {
+		if k <= 5 {
+			poly[k] = audioResampling * up[11-2*k]
+		}
+		if k >= 1 {
+			poly[upTaps+k] = audioResampling * up[12-2*k]
+		}
 	}
-	l.pending = nil
-	return ws, nil
+	return poly, nil
 }

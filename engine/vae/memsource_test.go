@@ -122,7 +122,7 @@ func TestAudioFoldedWeights(t *testing.T) {
 		m.data[base+".weight"], m.shape[base+".weight"] = w, shape
 		folded++
 	}
-	a, err := LoadAudio(cpuBackend(t), m, audioConfig(t, fx), AudioDecoderPart, AudioOptions{Precision: Reference})
+	a, err := LoadAudio(cpuBackend(t), m, audioConfig(t, fx), AudioDecoderPart, AudioOptions{Precision: exactKV})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func realDecoder(t testing.TB, o DecodeOptions) (*VideoDecoder, *memSource) {
 // over 48 dims, theta 100) on CPU, against a float64 reference of the same
 // math written here from the reference's equations.
 func TestRealConfigDecoderBlock(t *testing.T) {
-	d, m := realDecoder(t, DecodeOptions{Precision: Reference})
+	d, m := realDecoder(t, DecodeOptions{Precision: exactKV})
 	a := &auditor{t: t}
 	d.inspect = a.inspect
 	r := rand.New(rand.NewPCG(5, 6))
@@ -83,7 +83,7 @@ func TestRealConfigDecoderBlock(t *testing.T) {
 // 256-px tile of one 7-latent chunk (1797 tokens), f16 weights and the
 // backend's attention, and reports GFLOP/s (matmuls plus attention).
 func BenchmarkRealConfigDecoderTile(b *testing.B) {
-	d, _ := realDecoder(b, DecodeOptions{Weights: ggml.F16})
+	d, _ := realDecoder(b, DecodeOptions{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F16)}})
 	z := newVol(24, 7, 16, 16)
 	for i := range z.d {
 		z.d[i] = float32(math.Sin(float64(i)))
@@ -275,13 +275,12 @@ func TestRealConfigBigVGANStage(t *testing.T) {
 	m.add(r, "decoder.ups.0.0.weight_v", 1, 0, cin, cout, k)
 	m.add(r, "decoder.ups.0.0.weight_g", 0.05, 0.3, cin, 1, 1)
 	m.add(r, "decoder.ups.0.0.bias", 0.05, 0, cout)
-	l := newLoader(m)
-	var st decoderStage
-	st.Up.stride, st.Up.pad = rate, (k-rate)/2
-	l.put(&st.Up.W, "up", l.weightNorm("decoder.ups.0.0", cin, cout, k), k, cout, cin)
-	l.tensor(&st.Up.B, "decoder.ups.0.0.bias", []int{cout}, 1, cout)
-	st.Blocks = make([]ampBlock, len(audioResKernels))
+	net := struct {
+		Up  upStage    `st:"decoder.ups.0"`
+		Res []ampBlock `st:"decoder.resblocks"`
+	}{Up: upStage{convT1d{cin: cin, cout: cout, k: k, stride: rate, pad: (k - rate) / 2}}}
 	for j, rk := range audioResKernels {
+		net.Res = append(net.Res, newAMPBlock(cout, rk))
 		q := fmt.Sprintf("decoder.resblocks.%d", j)
 		for a := range 6 {
 			n := fmt.Sprintf("%s.activations.%d", q, a)
@@ -289,17 +288,14 @@ func TestRealConfigBigVGANStage(t *testing.T) {
 			m.add(r, n+".act.beta", 0.2, 0, cout)
 			m.add(r, n+".upsample.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
 			m.add(r, n+".downsample.lowpass.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
-			loadAASnake(l, &st.Blocks[j].Acts[a], n, cout)
 		}
-		for pi, dil := range audioResDilations {
+		for pi := range audioResDilations {
 			for _, c := range []string{"convs1", "convs2"} {
 				n := fmt.Sprintf("%s.%s.%d", q, c, pi)
 				m.add(r, n+".weight_v", 1, 0, cout, cout, int64(rk))
 				m.add(r, n+".weight_g", 0.02, 0.1, cout, 1, 1)
 				m.add(r, n+".bias", 0.05, 0, cout)
 			}
-			loadWNConv1D(l, &st.Blocks[j].Convs1[pi], fmt.Sprintf("%s.convs1.%d", q, pi), cout, cout, rk, 1, dil*(rk-1)/2, dil, true)
-			loadWNConv1D(l, &st.Blocks[j].Convs2[pi], fmt.Sprintf("%s.convs2.%d", q, pi), cout, cout, rk, 1, (rk-1)/2, 1, true)
 		}
 	}
 	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
@@ -307,7 +303,7 @@ func TestRealConfigBigVGANStage(t *testing.T) {
 		t.Skip(err)
 	}
 	defer b.Close()
-	ws, err := l.upload(b)
+	ws, err := loadNet(b, m, &net, ggml.F32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,10 +316,10 @@ func TestRealConfigBigVGANStage(t *testing.T) {
 		xs[i] = float32(r.NormFloat64())
 	}
 	x.SetF32(xs)
-	y := st.Up.forward(g, x)
+	y := net.Up.Conv.forward(g, x)
 	var sum *ggml.Tensor
-	for j := range st.Blocks {
-		o := st.Blocks[j].Forward(g, y)
+	for j := range net.Res {
+		o := net.Res[j].Forward(g, y)
 		if sum == nil {
 			sum = o
 		} else {

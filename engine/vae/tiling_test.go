@@ -104,7 +104,7 @@ func TestVideoDecodeTiledVsUntiled(t *testing.T) {
 	z := latentFrom(zd, zs)
 	var clips [2]Clip
 	for i, ts := range []int{1 << 20, 0} {
-		d, _ := newTestDecoder(t, DecodeOptions{Precision: Reference, TileSize: ts})
+		d, _ := newTestDecoder(t, DecodeOptions{Precision: exactKV, TileSize: ts})
 		c, err := d.DecodeClip(context.Background(), z)
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +124,7 @@ func TestVideoDecodeTiledVsUntiled(t *testing.T) {
 func TestVideoDecodeMemoryFlat(t *testing.T) {
 	type peak struct{ graph, heap uint64 }
 	measure := func(steps int) peak {
-		d, _ := newTestDecoder(t, DecodeOptions{Precision: Reference})
+		d, _ := newTestDecoder(t, DecodeOptions{Precision: exactKV})
 		var p peak
 		d.inspect = func(g *ggml.Graph) { p.graph = max(p.graph, graphBytes(g)) }
 		z := Latent{C: 24, T: steps, H: 2, W: 2, Data: make([]float32, 24*steps*4)}
@@ -185,7 +185,7 @@ func TestAudioDecodeChunked(t *testing.T) {
 	z := AudioLatent{C: int(zs[1]), T: int(zs[3]), Data: zd}
 	var errs []float64
 	for _, ctx := range []int{4, 8} {
-		a, _ := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: Reference, ChunkLatents: 6, ContextLatents: ctx})
+		a, _ := newTestAudio(t, AudioDecoderPart, AudioOptions{Precision: exactKV, ChunkLatents: 6, ContextLatents: ctx})
 		y, err := a.Decode(context.Background(), z)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +202,7 @@ func TestAudioDecodeChunked(t *testing.T) {
 // Latent lengths off the 5n+2 grid are padded with copies of the last step;
 // the first chunk's 17 frames do not depend on the padding.
 func TestVideoDecodePaddedLength(t *testing.T) {
-	d := loadTestDecoder(t, DecodeOptions{Precision: Reference})
+	d := loadTestDecoder(t, DecodeOptions{Precision: exactKV})
 	zd, zs := fixtureTensor(t, openFixture(t, "video_decode_long"), "input.latent")
 	full := latentFrom(zd, zs) // 12 steps at 2x2
 	cut := func(n int) Latent {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
 )
@@ -16,7 +17,7 @@ const DefaultConvBudget = 1 << 30
 type VideoEncoder struct {
 	cfg *VideoConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	net *videoEncoder
 	// TileSize overrides the config's vae_tile_size (pixels) when > 0.
 	TileSize int
@@ -27,15 +28,16 @@ type VideoEncoder struct {
 	// the official encode does (SGLang's encode_videos/encode_images with
 	// use_fp16_latent=True); ComfyUI keeps float32.
 	HalfLatent bool
-	taps       *tapper
-	inspect    func(*ggml.Graph) // tests: sees every graph before it runs
+	// Tap, when set, receives the intermediates named in the parity
+	// fixtures (tap.* of tools/fixtures/vae) from every graph.
+	Tap     tap.Func
+	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
 // LoadVideoEncoder loads the encoder and quant_conv weights from src onto b.
 func LoadVideoEncoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig) (*VideoEncoder, error) {
-	l := newLoader(src)
-	net := loadVideoEncoder(l, cfg)
-	ws, err := l.upload(b)
+	net := newVideoEncoder(cfg)
+	ws, err := loadNet(b, src, net, ggml.F32)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +209,8 @@ func (e *VideoEncoder) encodeTile(ctx context.Context, x vol) (vol, error) {
 	if budget == 0 {
 		budget = DefaultConvBudget
 	}
-	m := e.net.Forward(g, in, budget, e.taps)
+	tp := tap.On(g, e.Tap)
+	m := e.net.Forward(g, in, budget, tp)
 	g.Output(m)
 	if e.inspect != nil {
 		e.inspect(g)
@@ -215,7 +218,7 @@ func (e *VideoEncoder) encodeTile(ctx context.Context, x vol) (vol, error) {
 	if err := g.Compute(); err != nil {
 		return vol{}, fmt.Errorf("vae: encode: %w", err)
 	}
-	e.taps.read()
+	tp.Deliver()
 	return fromGGMLVideo(m.F32(), m.Ne(0), m.Ne(1), m.Ne(2), m.Ne(3)), nil
 }
 

@@ -80,17 +80,18 @@ func latentFrom(data []float32, shape []int64) Latent {
 	return Latent{C: int(shape[1]), T: int(shape[2]), H: int(shape[3]), W: int(shape[4]), Data: data}
 }
 
-// videoTap converts a ggml [W, H, C, T] tap to [C][T][H][W].
-func videoTap(tp *tapper, name string) []float32 {
-	s := tp.shapes[name]
-	return fromGGMLVideo(tp.values[name], s[0], s[1], s[2], s[3]).d
+// videoTap converts a ggml [W, H, C, T] tap (shape [T, C, H, W]) to [C][T][H][W].
+func videoTap(r *recorder, name string) []float32 {
+	s := r.shapes[name]
+	return fromGGMLVideo(r.values[name], s[3], s[2], s[1], s[0]).d
 }
 
 func TestVideoEncodeImage(t *testing.T) {
 	e, a := newTestEncoder(t)
 	fx := openFixture(t, "video_image")
 	names := []string{"enc.conv_in", "enc.down.0.block.0", "enc.down.0.downsample", "enc.down.2.downsample", "enc.down.5.block.0", "enc.out", "moments"}
-	e.taps = newTapper(names...)
+	rec := record(names...)
+	e.Tap = rec.tap
 	px, shape := fixtureTensor(t, fx, "input.pixels")
 	z, err := e.EncodeImage(context.Background(), clipFrom(px, shape))
 	if err != nil {
@@ -98,7 +99,7 @@ func TestVideoEncodeImage(t *testing.T) {
 	}
 	for _, n := range names {
 		want, _ := fixtureTensor(t, fx, "tap."+n)
-		checkRel(t, n, videoTap(e.taps, n), want, tolF32)
+		checkRel(t, n, videoTap(rec, n), want, tolF32)
 	}
 	want, wshape := fixtureTensor(t, fx, "output.latent")
 	if z.C != int(wshape[1]) || z.T != 1 || z.H != int(wshape[3]) || z.W != int(wshape[4]) {
@@ -151,13 +152,14 @@ func TestVideoDecode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
-			d, a := newTestDecoder(t, DecodeOptions{Precision: Reference, TileSize: c.tile})
+			d, a := newTestDecoder(t, DecodeOptions{Precision: exactKV, TileSize: c.tile})
 			fx := openFixture(t, c.fixture)
 			var names []string
 			if c.fixture == "video_decode" {
 				names = []string{"post_quant", "dec.x_embed", "dec.block.0", "dec.block.1", "dec.norm_out"}
-				d.taps = newTapper(names...)
 			}
+			rec := record(names...)
+			d.Tap = rec.tap
 			zd, zs := fixtureTensor(t, fx, "input.latent")
 			clip, err := d.DecodeClip(context.Background(), latentFrom(zd, zs))
 			if err != nil {
@@ -165,7 +167,7 @@ func TestVideoDecode(t *testing.T) {
 			}
 			for _, n := range names {
 				want, ws := fixtureTensor(t, fx, "tap."+n)
-				got := d.taps.values[n]
+				got := rec.values[n]
 				if n == "post_quant" { // ggml [C, N] is [N][C]; the reference is [C][N]
 					got = transpose(got, int(ws[1]), len(got)/int(ws[1]))
 				}
@@ -195,7 +197,7 @@ func transpose(v []float32, c, n int) []float32 {
 
 // Decoder matmul weights kept in f16 (half the memory) against the f32 reference.
 func TestVideoDecodeF16Weights(t *testing.T) {
-	d, a := newTestDecoder(t, DecodeOptions{Weights: ggml.F16})
+	d, a := newTestDecoder(t, DecodeOptions{Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.F16)}})
 	fx := openFixture(t, "video_decode_tiled")
 	zd, zs := fixtureTensor(t, fx, "input.latent")
 	clip, err := d.DecodeClip(context.Background(), latentFrom(zd, zs))

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 	"h3studio/engine/weights"
 )
 
@@ -13,48 +14,45 @@ import (
 type VideoDecoder struct {
 	cfg *VideoConfig
 	b   *ggml.Backend
-	ws  *ggml.WeightSet
+	ws  *weights.Module
 	net *videoDecoder
 	opt DecodeOptions
 	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
-	Calls   int
-	taps    *tapper
+	Calls int
+	// Tap, when set, receives the intermediates named in the parity
+	// fixtures (tap.* of tools/fixtures/vae) from every graph.
+	Tap     tap.Func
 	inspect func(*ggml.Graph) // tests: sees every graph before it runs
 }
 
 // DecodeOptions tunes the decoder; the zero value is the release recipe on
 // the backend's fast attention.
 type DecodeOptions struct {
-	Precision Precision
+	// Precision.KV is the attention K/V type (zero: the backend's);
+	// Precision.Weights is how the matmul weights are kept: F32 (the zero
+	// value, as the release stores them), F16 or BF16 (half the memory:
+	// 4.8 GB instead of 9.7 GB), or Q8_0.
+	Precision ggml.Precision
 	// TileSize is the spatial tile in pixels (0: vae_tile_size, shrunk to
 	// fit MemoryBudget). A tile as large as the canvas decodes untiled.
 	TileSize int
 	// MemoryBudget bounds the activations of one decoder call in bytes
 	// (0: no bound beyond the tile size).
 	MemoryBudget int64
-	// Weights is how the decoder's matmul weights are kept: F32 (the
-	// zero value, as the release stores them), F16 or BF16 (half the
-	// memory: 4.8 GB instead of 9.7 GB), or Q8_0.
-	Weights ggml.DType
 	// Logger receives warnings (nil: slog.Default()).
 	Logger *slog.Logger
 }
 
 // LoadVideoDecoder loads post_quant_conv and the ViT decoder from src onto b.
 func LoadVideoDecoder(b *ggml.Backend, src weights.Source, cfg *VideoConfig, o DecodeOptions) (*VideoDecoder, error) {
-	switch o.Weights {
-	case ggml.F32, ggml.F16, ggml.BF16:
-	case ggml.Q8_0:
-		if cfg.Dim()%32 != 0 {
-			return nil, fmt.Errorf("vae: q8_0 decoder weights need a width divisible by 32, not %d", cfg.Dim())
-		}
-	default:
-		return nil, fmt.Errorf("vae: decoder weights cannot be kept as %s", o.Weights)
+	if err := o.Precision.Check("vae", ggml.F32, ggml.F16, ggml.BF16, ggml.Q8_0); err != nil {
+		return nil, err
 	}
-	l := newLoader(src)
-	l.matmul = o.Weights
-	net := loadVideoDecoder(l, cfg)
-	ws, err := l.upload(b)
+	if o.Precision.Weights == ggml.StoreAs(ggml.Q8_0) && cfg.Dim()%32 != 0 {
+		return nil, fmt.Errorf("vae: q8_0 decoder weights need a width divisible by 32, not %d", cfg.Dim())
+	}
+	net := newVideoDecoder(cfg)
+	ws, err := loadNet(b, src, net, o.Precision.Weights.Or(ggml.F32))
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +303,8 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
 	cosT.SetF32(cos)
 	sinT.SetF32(sin)
-	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision, d.taps)
+	tp := tap.On(g, d.Tap)
+	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, tp)
 	g.Output(out)
 	if d.inspect != nil {
 		d.inspect(g)
@@ -314,7 +313,7 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 		return vol{}, fmt.Errorf("vae: decode: %w", err)
 	}
 	d.Calls++
-	d.taps.read()
+	tp.Deliver()
 	return d.net.unpatchify(out.F32(), z.t, z.h, z.w), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Video decoder: post_quant_conv, then a ViT over latent voxels (ViT3DDecoder).
@@ -16,68 +17,60 @@ import (
 // The head maps each voxel to a 4x16x16 RGB patch.
 // ref: ComfyUI comfy/ldm/minimax/vae.py ViT3DDecoder, TransformerBlock.
 
-// Precision selects the K/V type of the decoder's attention.
-type Precision int
-
-const (
-	// Fast uses the backend's attention K/V type (f16 on Metal, bf16 on the CPU).
-	Fast Precision = iota
-	// Reference keeps K/V in f32 (parity tests; slower).
-	Reference
-)
-
 // vitBlock is one TransformerBlock.
 type vitBlock struct {
-	Norm1, QKVW, QKVB, OutW, OutB, Scale1 *ggml.Tensor
-	Norm2, W1W, W1B, W2W, W2B, Scale2     *ggml.Tensor
+	Norm1  *ggml.Tensor `st:"norm1.weight" shape:"dim"`
+	QKVW   *ggml.Tensor `st:"attn.to_qkv.weight" shape:"dim3,dim"`
+	QKVB   *ggml.Tensor `st:"attn.to_qkv.bias" shape:"dim3"`
+	OutW   *ggml.Tensor `st:"attn.to_out.weight" shape:"dim,dim"`
+	OutB   *ggml.Tensor `st:"attn.to_out.bias" shape:"dim"`
+	Scale1 *ggml.Tensor `st:"scale1" shape:"dim"`
+	Norm2  *ggml.Tensor `st:"norm2.weight" shape:"dim"`
+	W1W    *ggml.Tensor `st:"ff.w1.weight" shape:"inner2,dim"`
+	W1B    *ggml.Tensor `st:"ff.w1.bias" shape:"inner2"`
+	W2W    *ggml.Tensor `st:"ff.w2.weight" shape:"dim,inner"`
+	W2B    *ggml.Tensor `st:"ff.w2.bias" shape:"dim"`
+	Scale2 *ggml.Tensor `st:"scale2" shape:"dim"`
 }
 
 // videoDecoder is post_quant_conv plus ViT3DDecoder.
 type videoDecoder struct {
-	PostW, PostB   *ggml.Tensor
-	EmbedW, EmbedB *ggml.Tensor
-	Registers      *ggml.Tensor
-	Blocks         []vitBlock
-	NormW, NormB   *ggml.Tensor
-	ProjW, ProjB   *ggml.Tensor
+	PostW     *ggml.Tensor `st:"post_quant_conv.weight" shape:"z,e,1,1,1"`
+	PostB     *ggml.Tensor `st:"post_quant_conv.bias" shape:"z"`
+	EmbedW    *ggml.Tensor `st:"decoder.x_embedder.weight" shape:"dim,z"`
+	EmbedB    *ggml.Tensor `st:"decoder.x_embedder.bias" shape:"dim"`
+	Registers *ggml.Tensor `st:"decoder.register_tokens" shape:"1,registers,dim" ggml:"dim,registers"`
+	Blocks    []vitBlock   `st:"decoder.transformer_blocks"`
+	NormW     *ggml.Tensor `st:"decoder.norm_out.weight" shape:"dim"`
+	NormB     *ggml.Tensor `st:"decoder.norm_out.bias" shape:"dim"`
+	ProjW     *ggml.Tensor `st:"decoder.proj_out.weight" shape:"patch_out,dim"`
+	ProjB     *ggml.Tensor `st:"decoder.proj_out.bias" shape:"patch_out"`
 
 	heads, dimHead, dim, pairs int
+	z, e                       int
 	invFreq                    []float64
 	patch, patchT, outCh       int
 }
 
-func loadVideoDecoder(l *loader, c *VideoConfig) *videoDecoder {
+// newVideoDecoder lays out the decoder c describes, weights not loaded.
+func newVideoDecoder(c *VideoConfig) *videoDecoder {
 	v := c.Source.ViT
 	d := &videoDecoder{heads: v.Heads, dimHead: v.DimHead, dim: c.Dim(), pairs: c.RopePairs(),
-		patch: c.SpatialRatio(), patchT: c.TemporalRatio(), outCh: c.Source.OutChannels}
-	z, e := c.Source.ZChannels, c.Source.EmbedDim
-	l.tensor(&d.PostW, "post_quant_conv.weight", []int{z, e, 1, 1, 1}, e, z)
-	l.tensor(&d.PostB, "post_quant_conv.bias", []int{z}, z)
-	l.linear(&d.EmbedW, &d.EmbedB, "decoder.x_embedder", z, d.dim)
-	l.tensor(&d.Registers, "decoder.register_tokens", []int{1, registerTokens, d.dim}, d.dim, registerTokens)
-	inner := ffnMult * d.dim
-	d.Blocks = make([]vitBlock, v.Layers) // the loader keeps pointers into it
-	for i := range d.Blocks {
-		p := fmt.Sprintf("decoder.transformer_blocks.%d.", i)
-		b := &d.Blocks[i]
-		l.tensor(&b.Norm1, p+"norm1.weight", []int{d.dim}, d.dim)
-		l.linear(&b.QKVW, &b.QKVB, p+"attn.to_qkv", d.dim, 3*d.dim)
-		l.linear(&b.OutW, &b.OutB, p+"attn.to_out", d.dim, d.dim)
-		l.tensor(&b.Scale1, p+"scale1", []int{d.dim}, d.dim)
-		l.tensor(&b.Norm2, p+"norm2.weight", []int{d.dim}, d.dim)
-		l.linear(&b.W1W, &b.W1B, p+"ff.w1", d.dim, 2*inner)
-		l.linear(&b.W2W, &b.W2B, p+"ff.w2", inner, d.dim)
-		l.tensor(&b.Scale2, p+"scale2", []int{d.dim}, d.dim)
-	}
-	l.tensor(&d.NormW, "decoder.norm_out.weight", []int{d.dim}, d.dim)
-	l.tensor(&d.NormB, "decoder.norm_out.bias", []int{d.dim}, d.dim)
-	l.linear(&d.ProjW, &d.ProjB, "decoder.proj_out", d.dim, d.outCh*d.patchT*d.patch*d.patch)
+		z: c.Source.ZChannels, e: c.Source.EmbedDim,
+		patch: c.SpatialRatio(), patchT: c.TemporalRatio(), outCh: c.Source.OutChannels,
+		Blocks: make([]vitBlock, v.Layers)}
 	// inv_freq = 1/theta^(k·6/rot) for k < rot/6, rot = int(dim_head·ratio)
 	rot := 2 * d.pairs
 	for k := range d.pairs / 3 {
 		d.invFreq = append(d.invFreq, 1/math.Pow(v.RopeTheta, float64(6*k)/float64(rot)))
 	}
 	return d
+}
+
+func (d *videoDecoder) Dims() map[string]int64 {
+	inner := ffnMult * d.dim
+	return map[string]int64{"dim": int64(d.dim), "dim3": int64(3 * d.dim), "inner": int64(inner), "inner2": int64(2 * inner),
+		"z": int64(d.z), "e": int64(d.e), "registers": registerTokens, "patch_out": int64(d.outCh * d.patchT * d.patch * d.patch)}
 }
 
 // ropeTables returns cos and sin [pairs, S] for a t x h x w voxel grid plus
@@ -108,26 +101,26 @@ func (d *videoDecoder) ropeTables(t, h, w int) (cos, sin []float32) {
 // Forward decodes latents z [C, N] (N = t·h·w voxels in (t, h, w) order,
 // already de-normalised) to patches [3·4·16·16, N]. cos and sin are
 // ropeTables inputs [pairs, 1, S].
-func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, prec Precision, tp *tapper) *ggml.Tensor {
+func (d *videoDecoder) Forward(g *ggml.Graph, z, cos, sin *ggml.Tensor, kv ggml.Storage, tp *tap.Graph) *ggml.Tensor {
 	n := z.Ne(1)
 	x := g.Add(g.MulMat(d.PostW, z), d.PostB)
-	tp.tap(g, "post_quant", x)
+	tp.Mark("post_quant", x)
 	x = g.Add(g.MulMat(d.EmbedW, x), d.EmbedB)
-	tp.tap(g, "dec.x_embed", x)
+	tp.Mark("dec.x_embed", x)
 	zero := g.Zeros(ggml.F32, d.dim, 1)
 	x = g.Concat(g.Concat(x, d.Registers, 1), zero, 1) // [dim, S]
 	for i := range d.Blocks {
-		x = d.block(g, &d.Blocks[i], x, cos, sin, prec)
-		tp.tap(g, fmt.Sprintf("dec.block.%d", i), x)
+		x = d.block(g, &d.Blocks[i], x, cos, sin, kv)
+		tp.Mark(fmt.Sprintf("dec.block.%d", i), x)
 	}
 	x = g.Add(g.Mul(g.LayerNorm(x, vitEps), d.NormW), d.NormB)
-	tp.tap(g, "dec.norm_out", x)
+	tp.Mark("dec.norm_out", x)
 	x = g.View(x, 0, []int{d.dim, n}, nil)
 	return g.Add(g.MulMat(d.ProjW, x), d.ProjB)
 }
 
 // block is TransformerBlock.forward on x [dim, S].
-func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tensor, prec Precision) *ggml.Tensor {
+func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tensor, kv ggml.Storage) *ggml.Tensor {
 	s := x.Ne(1)
 	h := g.Mul(g.RMSNorm(x, vitEps), b.Norm1)
 	qkv := g.Add(g.MulMat(b.QKVW, h), b.QKVB) // [3·dim, S], per head [q | k | v]
@@ -137,7 +130,7 @@ func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tenso
 	q := g.RoPETable(g.RMSNorm(head(0), vitEps), cos, sin)
 	k := g.RoPETable(g.RMSNorm(head(1), vitEps), cos, sin)
 	v := head(2)
-	a := d.attend(g, q, k, v, prec) // [dimHead, heads, S]
+	a := d.attend(g, q, k, v, kv) // [dimHead, heads, S]
 	o := g.Add(g.MulMat(b.OutW, g.Reshape(a, d.dim, s)), b.OutB)
 	x = g.Add(x, g.Mul(o, b.Scale1))
 
@@ -150,13 +143,10 @@ func (d *videoDecoder) block(g *ggml.Graph, b *vitBlock, x, cos, sin *ggml.Tenso
 	return g.Add(x, g.Mul(f, b.Scale2))
 }
 
-// attend is full (non-causal) attention of q, k, v [dimHead, heads, S]; the
-// result is [dimHead, heads, S].
-func (d *videoDecoder) attend(g *ggml.Graph, q, k, v *ggml.Tensor, prec Precision) *ggml.Tensor {
+// attend is full (non-causal) attention of q, k, v [dimHead, heads, S] with
+// K/V kept as kv; the result is [dimHead, heads, S].
+func (d *videoDecoder) attend(g *ggml.Graph, q, k, v *ggml.Tensor, kv ggml.Storage) *ggml.Tensor {
 	perm := func(t *ggml.Tensor) *ggml.Tensor { return g.Permute(t, 0, 2, 1, 3) } // [D, S, H]
 	scale := float32(1 / math.Sqrt(float64(d.dimHead)))
-	if prec == Reference {
-		return g.FlashAttn(perm(q), perm(k), perm(g.Cont(v)), nil, scale)
-	}
-	return g.Attention(perm(q), perm(k), perm(g.Cont(v)), ggml.AttentionOptions{Scale: scale, Name: "vae.attn"})
+	return g.Attention(perm(q), perm(k), perm(g.Cont(v)), ggml.AttentionOptions{Scale: scale, KV: kv, Name: "vae.attn"})
 }

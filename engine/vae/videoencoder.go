@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/tap"
 )
 
 // Video encoder: a causal 3-D CNN (EncoderFCN3D). Activations are ggml
@@ -14,16 +15,16 @@ import (
 
 // conv3d is a cubic Conv3d (kernel 1 or 3) in ggml.Conv3D's weight layout.
 type conv3d struct {
-	W, B *ggml.Tensor
-	k    int
+	W *ggml.Tensor `st:"weight" shape:"cout,cin,k,k,k" ggml:"k,k,cin,cout_k" transform:"conv3d"`
+	B *ggml.Tensor `st:"bias" shape:"cout" ggml:"1,1,cout,1"`
+
+	cin, cout, k int
 }
 
-func loadConv3D(l *loader, c *conv3d, name string, cin, cout, k int) {
-	c.k = k
-	if raw := l.read(name+".weight", cout, cin, k, k, k); raw != nil {
-		l.put(&c.W, name+".weight", ggml.Conv3DWeight(raw, cout, cin, k, k, k), k, k, cin, cout*k)
-	}
-	l.tensor(&c.B, name+".bias", []int{cout}, 1, 1, cout, 1)
+func newConv3D(cin, cout, k int) conv3d { return conv3d{cin: cin, cout: cout, k: k} }
+
+func (c *conv3d) Dims() map[string]int64 {
+	return map[string]int64{"cin": int64(c.cin), "cout": int64(c.cout), "k": int64(c.k), "cout_k": int64(c.cout * c.k)}
 }
 
 // forward convolves x [W, H, Cin, T]: reflect padding (left, right, top,
@@ -92,12 +93,13 @@ func reflectPad(g *ggml.Graph, x *ggml.Tensor, pad [4]int) *ggml.Tensor {
 }
 
 // groupNorm is the per-frame GroupNorm (32 groups, eps 1e-6) with its affine part.
-type groupNorm struct{ W, B *ggml.Tensor }
-
-func loadGroupNorm(l *loader, n *groupNorm, name string, c int) {
-	l.tensor(&n.W, name+".weight", []int{c}, 1, 1, c, 1)
-	l.tensor(&n.B, name+".bias", []int{c}, 1, 1, c, 1)
+type groupNorm struct {
+	W *ggml.Tensor `st:"weight" shape:"c" ggml:"1,1,c,1"`
+	B *ggml.Tensor `st:"bias" shape:"c" ggml:"1,1,c,1"`
+	c int
 }
+
+func (n *groupNorm) Dims() map[string]int64 { return map[string]int64{"c": int64(n.c)} }
 
 // silu returns SiLU(GroupNorm(x)) for x [W, H, C, T]: statistics per frame.
 func (n *groupNorm) silu(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
@@ -107,9 +109,20 @@ func (n *groupNorm) silu(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 
 // resBlock is ResnetBlock3D.
 type resBlock struct {
-	Norm1, Norm2 groupNorm
-	Conv1, Conv2 conv3d
-	Shortcut     *conv3d // nin_shortcut, when the width changes
+	Norm1    groupNorm `st:"norm1"`
+	Conv1    conv3d    `st:"conv1"`
+	Norm2    groupNorm `st:"norm2"`
+	Conv2    conv3d    `st:"conv2"`
+	Shortcut *conv3d   `st:"nin_shortcut"` // when the width changes
+}
+
+func newResBlock(in, out int) resBlock {
+	b := resBlock{Norm1: groupNorm{c: in}, Conv1: newConv3D(in, out, 3), Norm2: groupNorm{c: out}, Conv2: newConv3D(out, out, 3)}
+	if in != out {
+		sc := newConv3D(in, out, 1)
+		b.Shortcut = &sc
+	}
+	return b
 }
 
 // Forward: x + conv2(silu(norm2(conv1(silu(norm1(x)))))), x through the
@@ -125,66 +138,55 @@ func (b *resBlock) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64) *ggml.Te
 }
 
 type encLevel struct {
-	Blocks         []resBlock
-	Down           *conv3d
+	Blocks         []resBlock `st:"block"`
+	Down           *conv3d    `st:"downsample.conv"` // when the level downsamples
 	space, tstride int
 }
 
 // videoEncoder is EncoderFCN3D followed by quant_conv.
 type videoEncoder struct {
-	ConvIn  conv3d
-	Levels  []encLevel
-	NormOut groupNorm
-	ConvOut conv3d
-	Quant   conv3d
+	ConvIn  conv3d     `st:"encoder.conv_in"`
+	Levels  []encLevel `st:"encoder.down"`
+	NormOut groupNorm  `st:"encoder.norm_out"`
+	ConvOut conv3d     `st:"encoder.conv_out"`
+	Quant   conv3d     `st:"quant_conv"`
 }
 
-func loadVideoEncoder(l *loader, c *VideoConfig) *videoEncoder {
+// newVideoEncoder lays out the encoder c describes, weights not loaded.
+func newVideoEncoder(c *VideoConfig) *videoEncoder {
 	s := &c.Source
-	// the loader keeps pointers into these structs: allocate before loading
-	e := &videoEncoder{Levels: make([]encLevel, len(s.ChMult))}
-	loadConv3D(l, &e.ConvIn, "encoder.conv_in", s.InChannels, s.Ch*s.ChMult[0], 3)
 	in := s.Ch * s.ChMult[0]
+	e := &videoEncoder{ConvIn: newConv3D(s.InChannels, in, 3), Levels: make([]encLevel, len(s.ChMult))}
 	for i, m := range s.ChMult {
 		out := s.Ch * m
 		lv := &e.Levels[i]
 		lv.space, lv.tstride = s.SpaceDown[i], s.TimeDown[i]
-		lv.Blocks = make([]resBlock, s.NumResBlocks)
-		for j := range lv.Blocks {
-			p := fmt.Sprintf("encoder.down.%d.block.%d", i, j)
-			b := &lv.Blocks[j]
-			loadGroupNorm(l, &b.Norm1, p+".norm1", in)
-			loadConv3D(l, &b.Conv1, p+".conv1", in, out, 3)
-			loadGroupNorm(l, &b.Norm2, p+".norm2", out)
-			loadConv3D(l, &b.Conv2, p+".conv2", out, out, 3)
-			if in != out {
-				b.Shortcut = &conv3d{}
-				loadConv3D(l, b.Shortcut, p+".nin_shortcut", in, out, 1)
-			}
+		for range s.NumResBlocks {
+			lv.Blocks = append(lv.Blocks, newResBlock(in, out))
 			in = out
 		}
 		if lv.space*lv.tstride > 1 {
-			lv.Down = &conv3d{}
-			loadConv3D(l, lv.Down, fmt.Sprintf("encoder.down.%d.downsample.conv", i), out, out, 3)
+			down := newConv3D(out, out, 3)
+			lv.Down = &down
 		}
 	}
-	loadGroupNorm(l, &e.NormOut, "encoder.norm_out", in)
-	loadConv3D(l, &e.ConvOut, "encoder.conv_out", in, 2*s.ZChannels, 3)
-	loadConv3D(l, &e.Quant, "quant_conv", 2*s.ZChannels, 2*s.EmbedDim, 1)
+	e.NormOut = groupNorm{c: in}
+	e.ConvOut = newConv3D(in, 2*s.ZChannels, 3)
+	e.Quant = newConv3D(2*s.ZChannels, 2*s.EmbedDim, 1)
 	return e
 }
 
 // Forward maps normalised pixels x [W, H, 3, T] to the posterior moments
 // [W/16, H/16, 2·latent, T'] (mean first), T' = 1 + (T-1)/4 for the release.
 // budget bounds each conv's im2col in bytes (0: unbounded).
-func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *tapper) *ggml.Tensor {
+func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *tap.Graph) *ggml.Tensor {
 	h := e.ConvIn.forward(g, x, [4]int{1, 1, 1, 1}, [3]int{}, budget)
-	tp.tap(g, "enc.conv_in", h)
+	tp.Mark("enc.conv_in", h)
 	for i := range e.Levels {
 		lv := &e.Levels[i]
 		for j := range lv.Blocks {
 			h = lv.Blocks[j].Forward(g, h, budget)
-			tp.tap(g, fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
+			tp.Mark(fmt.Sprintf("enc.down.%d.block.%d", i, j), h)
 		}
 		if lv.Down != nil {
 			pad := [4]int{}
@@ -192,52 +194,12 @@ func (e *videoEncoder) Forward(g *ggml.Graph, x *ggml.Tensor, budget int64, tp *
 				pad = [4]int{0, 1, 0, 1}
 			}
 			h = lv.Down.forward(g, h, pad, [3]int{lv.space, lv.space, lv.tstride}, budget)
-			tp.tap(g, fmt.Sprintf("enc.down.%d.downsample", i), h)
+			tp.Mark(fmt.Sprintf("enc.down.%d.downsample", i), h)
 		}
 	}
 	h = e.ConvOut.forward(g, e.NormOut.silu(g, h), [4]int{1, 1, 1, 1}, [3]int{}, budget)
-	tp.tap(g, "enc.out", h)
+	tp.Mark("enc.out", h)
 	m := e.Quant.forward(g, h, [4]int{}, [3]int{}, budget)
-	tp.tap(g, "moments", m)
+	tp.Mark("moments", m)
 	return m
-}
-
-// tapper marks named intermediates as graph outputs so tests can compare
-// them with the reference's; a nil tapper does nothing. Only the first graph
-// that produces a name is kept, as the fixtures keep a module's first call.
-type tapper struct {
-	want   map[string]bool
-	got    map[string]*ggml.Tensor
-	values map[string][]float32
-	shapes map[string][]int
-}
-
-func newTapper(names ...string) *tapper {
-	t := &tapper{want: map[string]bool{}, got: map[string]*ggml.Tensor{}, values: map[string][]float32{}, shapes: map[string][]int{}}
-	for _, n := range names {
-		t.want[n] = true
-	}
-	return t
-}
-
-func (tp *tapper) tap(g *ggml.Graph, name string, t *ggml.Tensor) {
-	if tp == nil || !tp.want[name] || tp.got[name] != nil || tp.values[name] != nil {
-		return
-	}
-	// a copy: a view's parent buffer may be reused once the graph moves on
-	t = g.Cont(t)
-	g.Output(t)
-	tp.got[name] = t
-}
-
-// read copies the tapped tensors of the graph just computed to the host.
-func (tp *tapper) read() {
-	if tp == nil {
-		return
-	}
-	for name, t := range tp.got {
-		tp.values[name] = t.F32()
-		tp.shapes[name] = []int{t.Ne(0), t.Ne(1), t.Ne(2), t.Ne(3)}
-	}
-	tp.got = map[string]*ggml.Tensor{}
 }

@@ -3,71 +3,17 @@ package weights
 import (
 	"errors"
 	"fmt"
-	"reflect"
-	"strconv"
 	"strings"
 
 	"h3studio/engine/ggml"
 )
 
-var tensorPtrType = reflect.TypeOf((*ggml.Tensor)(nil))
-
-// field is one `st`-tagged weight of a module struct.
-type field struct {
-	name  string
-	shape string // the `shape` tag: checkpoint-order dims, names or numbers
-	dst   **ggml.Tensor
-}
-
-// Fields lists the checkpoint names of module's weights (module is a
-// pointer to a struct). A *ggml.Tensor field tagged `st:"norm1.weight"`
-// is a weight; a struct or slice-of-structs field tagged `st:"blocks"`
-// extends the prefix ("blocks.3."), so tags are the checkpoint's names
-// verbatim. A weight may carry `shape:"inner3,hidden"`: its checkpoint-order
-// dims, each a number or a name looked up in LoadOptions.Dims.
-func Fields(prefix string, module any) []string {
-	fs := walkFields(prefix, module)
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = f.name
-	}
-	return out
-}
-
-func walkFields(prefix string, module any) []field {
-	var out []field
-	var walk func(prefix string, v reflect.Value)
-	walk = func(prefix string, v reflect.Value) {
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			tag, ok := t.Field(i).Tag.Lookup("st")
-			if !ok {
-				continue
-			}
-			f := v.Field(i)
-			switch {
-			case f.Type() == tensorPtrType:
-				out = append(out, field{prefix + tag, t.Field(i).Tag.Get("shape"), f.Addr().Interface().(**ggml.Tensor)})
-			case f.Kind() == reflect.Struct:
-				walk(prefix+tag+".", f)
-			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
-				for j := 0; j < f.Len(); j++ {
-					walk(prefix+tag+"."+strconv.Itoa(j)+".", f.Index(j))
-				}
-			default:
-				panic("weights: field " + t.Field(i).Name + " has an st tag but is not a *ggml.Tensor, struct or slice of structs")
-			}
-		}
-	}
-	walk(prefix, reflect.ValueOf(module).Elem())
-	return out
-}
-
 // LoadOptions configures LoadModule.
 type LoadOptions struct {
 	// Prefix is prepended to every tag ("" for the checkpoint root).
 	Prefix string
-	// Dims resolves the names used in `shape` tags.
+	// Dims resolves the names used in `shape`, `ggml` and `st` tags
+	// (Dimensioned modules add their own).
 	Dims map[string]int64
 	// Store picks each weight's backend dtype; nil keeps the checkpoint's
 	// dtype for matrices and widens vectors (1-D) to F32, because ggml's
@@ -75,6 +21,35 @@ type LoadOptions struct {
 	Store func(info TensorInfo) (ggml.DType, error)
 	// Copy disables zero-copy placement even where the file allows it.
 	Copy bool
+	// Transforms computes the weights tagged `transform:"name"` on the
+	// host, for graphs that want a weight in another form than the
+	// checkpoint stores (weight norm folded, kernels reordered). They are
+	// stored as f32.
+	Transforms map[string]Transform
+}
+
+// A Transform reads the checkpoint tensor(s) behind the field named name
+// (its `st` name under the prefix) and returns the weight's f32 values in
+// the field's ggml order. want is the field's `shape` tag resolved (nil
+// without one); ReadFloat32 checks a stored tensor against it. Missing or
+// misshaped tensors are errors naming them.
+type Transform func(src Source, name string, want []int64) ([]float32, error)
+
+// ReadFloat32 reads a stored tensor as f32, checking its checkpoint shape
+// against want (nil: any shape); its errors read as LoadModule's.
+func ReadFloat32(src Source, name string, want []int64) ([]float32, error) {
+	info, ok := src.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("missing %s", name)
+	}
+	if want != nil && fmt.Sprint(want) != fmt.Sprint(info.Shape) {
+		return nil, fmt.Errorf("%s: shape %v, want %v", name, info.Shape, want)
+	}
+	v, err := Float32(src, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
 }
 
 // Module is a loaded module's weight storage.
@@ -88,6 +63,15 @@ type Module struct {
 // ModuleOf is the storage of weights placed without a Source (seeded
 // synthetic sets for benchmarks): Free releases the sets.
 func ModuleOf(sets ...*ggml.WeightSet) *Module { return &Module{sets: sets} }
+
+// Size is the backend memory the module's weights take, in bytes.
+func (m *Module) Size() int {
+	n := 0
+	for _, s := range m.sets {
+		n += s.Size()
+	}
+	return n
+}
 
 // Free releases the backend buffers (the mapping belongs to the Source).
 func (m *Module) Free() {
@@ -154,49 +138,20 @@ func Mappable(info TensorInfo, dt ggml.DType) bool {
 // It checks everything first and reports every missing or misshaped tensor
 // in one error. Tensors whose file offset is aligned and whose dtype is
 // kept are placed zero-copy over the file mapping (one weight set per
-// file); the rest are copied straight from the mapping into one backend
-// buffer, converting dtype where Store asks, with no staging copy.
+// file); the rest, and every transformed weight, are copied into one
+// backend buffer, converting dtype where Store asks, with no staging copy
+// of stored tensors.
 func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module, error) {
-	store := o.Store
-	if store == nil {
-		store = defaultStore
-	}
-	type plan struct {
-		f    field
-		info TensorInfo
-		dt   ggml.DType
-	}
-	var plans []plan
-	var errs []error
-	for _, f := range walkFields(o.Prefix, module) {
-		info, ok := src.Lookup(f.name)
-		if !ok {
-			errs = append(errs, fmt.Errorf("missing %s", f.name))
-			continue
-		}
-		if err := checkShape(f, info, o.Dims); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		dt, err := store(info)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
-			continue
-		}
-		if r := GGMLShape(info.Shape); r[0]%dt.BlockSize() != 0 {
-			errs = append(errs, fmt.Errorf("%s: rows of %d cannot be stored as %s", f.name, r[0], dt))
-			continue
-		}
-		plans = append(plans, plan{f, info, dt})
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("weights: load %s: %w", moduleName(o.Prefix), errors.Join(errs...))
+	plans, err := planModule(src, module, o)
+	if err != nil {
+		return nil, fmt.Errorf("weights: load %s: %w", moduleName(o.Prefix), err)
 	}
 	m := &Module{}
-	mapped := map[string][]plan{}
-	var copied []plan
+	mapped := map[string][]loadPlan{}
+	var copied []loadPlan
 	for _, p := range plans {
-		if !o.Copy && b.Caps().ZeroCopy && Mappable(p.info, p.dt) {
+		// a Source held in memory (no mapping) is copied
+		if p.host == nil && !o.Copy && b.Caps().ZeroCopy && Mappable(p.info, p.dt) && src.Mapping(p.info.File) != nil {
 			mapped[p.info.File] = append(mapped[p.info.File], p)
 		} else {
 			copied = append(copied, p)
@@ -211,7 +166,7 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 		m.sets = append(m.sets, ws)
 		offs := map[string]int{}
 		for _, p := range ps {
-			*p.f.dst = ws.Add(p.f.name, p.dt, GGMLShape(p.info.Shape)...)
+			*p.f.dst = ws.Add(p.f.name, p.dt, p.shape...)
 			offs[p.f.name] = int(p.info.Offset)
 		}
 		zc, err := ws.AllocHost(src.Mapping(file), offs)
@@ -229,24 +184,134 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 	if len(copied) == 0 {
 		return m, nil
 	}
-	ws := b.NewWeightSet(len(copied))
-	m.sets = append(m.sets, ws)
-	for _, p := range copied {
-		*p.f.dst = ws.Add(p.f.name, p.dt, GGMLShape(p.info.Shape)...)
-	}
-	if err := ws.Alloc(); err != nil {
+	if err := m.copyIn(b, src, copied); err != nil {
 		return fail(err)
 	}
-	for _, p := range copied {
+	return m, nil
+}
+
+// loadPlan is one weight LoadModule places: stored (info) or computed on
+// the host (host).
+type loadPlan struct {
+	f     field
+	info  TensorInfo
+	host  []float32
+	dt    ggml.DType
+	shape []int // ggml order
+}
+
+// planModule checks every field and decides its dtype and backend shape,
+// running the transforms; it reports every problem at once.
+func planModule(src Source, module any, o LoadOptions) ([]loadPlan, error) {
+	store := o.Store
+	if store == nil {
+		store = defaultStore
+	}
+	fields, errs := walkFields(o.Prefix, module, o.Dims)
+	var plans []loadPlan
+	for _, f := range fields {
+		p, err := planField(src, f, o.Transforms, store)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	return plans, errors.Join(errs...)
+}
+
+func planField(src Source, f field, transforms map[string]Transform, store func(TensorInfo) (ggml.DType, error)) (loadPlan, error) {
+	want, err := dimsOf(f, f.shape)
+	if err != nil {
+		return loadPlan{}, err
+	}
+	backend, err := dimsOf(f, f.ggml)
+	if err != nil {
+		return loadPlan{}, err
+	}
+	p := loadPlan{f: f, dt: ggml.F32}
+	n := int64(0) // elements the backend shape must hold
+	if f.transform != "" {
+		tf, ok := transforms[f.transform]
+		if !ok {
+			return loadPlan{}, fmt.Errorf("%s: transform %q is not in LoadOptions.Transforms", f.name, f.transform)
+		}
+		if p.host, err = tf(src, f.name, want); err != nil {
+			return loadPlan{}, err
+		}
+		// a derived tensor may share its source's checkpoint name
+		p.f.name += "/" + f.transform
+		if backend == nil {
+			backend = want
+		}
+		n = int64(len(p.host))
+	} else {
+		info, ok := src.Lookup(f.name)
+		if !ok {
+			return loadPlan{}, fmt.Errorf("missing %s", f.name)
+		}
+		if want != nil && fmt.Sprint(want) != fmt.Sprint(info.Shape) {
+			return loadPlan{}, fmt.Errorf("%s: shape %v, want %v", f.name, info.Shape, want)
+		}
+		if p.dt, err = store(info); err != nil {
+			return loadPlan{}, fmt.Errorf("%s: %w", f.name, err)
+		}
+		p.info, n = info, info.Elements()
+	}
+	switch {
+	case f.ggml == "" && f.transform == "":
+		p.shape = GGMLShape(p.info.Shape)
+	case f.ggml == "":
+		p.shape = GGMLShape(backend)
+	default:
+		p.shape = make([]int, len(backend))
+		for i, d := range backend {
+			p.shape[i] = int(d)
+		}
+	}
+	if got := int64(ggmlElements(p.shape)); got != n {
+		return loadPlan{}, fmt.Errorf("%s: %d values for ggml shape %v", f.name, n, p.shape)
+	}
+	if p.shape[0]%p.dt.BlockSize() != 0 {
+		return loadPlan{}, fmt.Errorf("%s: rows of %d cannot be stored as %s", f.name, p.shape[0], p.dt)
+	}
+	return p, nil
+}
+
+func ggmlElements(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// copyIn places plans in one new backend buffer: stored tensors straight
+// from the mapping, transformed ones from their host values.
+func (m *Module) copyIn(b *ggml.Backend, src Source, plans []loadPlan) error {
+	ws := b.NewWeightSet(len(plans))
+	m.sets = append(m.sets, ws)
+	for _, p := range plans {
+		*p.f.dst = ws.Add(p.f.name, p.dt, p.shape...)
+	}
+	if err := ws.Alloc(); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p.host != nil {
+			(*p.f.dst).SetF32(p.host)
+			m.Copied += int64(4 * len(p.host))
+			continue
+		}
 		if err := Upload(*p.f.dst, src, p.info); err != nil {
-			return fail(err)
+			return err
 		}
 		// The copy is in the backend buffer now; drop the source pages
 		// from this process so file-backed memory does not double it.
 		releasePages(src.Mapping(p.info.File), p.info.Offset, p.info.Bytes)
 		m.Copied += p.info.Bytes
 	}
-	return m, nil
+	return nil
 }
 
 func moduleName(prefix string) string {
@@ -254,30 +319,6 @@ func moduleName(prefix string) string {
 		return "module"
 	}
 	return strings.TrimSuffix(prefix, ".")
-}
-
-func checkShape(f field, info TensorInfo, dims map[string]int64) error {
-	if f.shape == "" {
-		return nil
-	}
-	parts := strings.Split(f.shape, ",")
-	want := make([]int64, len(parts))
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if n, err := strconv.ParseInt(p, 10, 64); err == nil {
-			want[i] = n
-			continue
-		}
-		n, ok := dims[p]
-		if !ok {
-			return fmt.Errorf("%s: shape tag names %q, which LoadOptions.Dims does not define", f.name, p)
-		}
-		want[i] = n
-	}
-	if fmt.Sprint(want) != fmt.Sprint(info.Shape) {
-		return fmt.Errorf("%s: shape %v, want %v", f.name, info.Shape, want)
-	}
-	return nil
 }
 
 // uploadChunk is the piece size Upload copies at a time.
@@ -318,7 +359,8 @@ func Upload(t *ggml.Tensor, src Source, info TensorInfo) error {
 // checkpoint names under prefix), as after BlockStreamer.Wait.
 func Bind(ws *ggml.WeightSet, prefix string, module any) error {
 	var missing []string
-	for _, f := range walkFields(prefix, module) {
+	fields, _ := walkFields(prefix, module, nil)
+	for _, f := range fields {
 		t := ws.Get(f.name)
 		if t == nil {
 			missing = append(missing, f.name)

@@ -1,6 +1,7 @@
 package weights
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,100 @@ func TestLoadModuleReportsEveryProblem(t *testing.T) {
 	}
 	if bad.D != nil {
 		t.Error("a failed load bound a tensor")
+	}
+}
+
+// part is a module whose widths only its instance knows.
+type part struct {
+	W       *ggml.Tensor `st:"weight" shape:"out,in" ggml:"in,1,out"`
+	B       *ggml.Tensor `st:"bias" shape:"out" ggml:"1,out" transform:"double"`
+	in, out int64
+}
+
+func (p *part) Dims() map[string]int64 { return map[string]int64{"in": p.in, "out": p.out} }
+
+type normOnly struct {
+	Norm *ggml.Tensor `st:"norm1.weight" shape:"hidden" ggml:"1,hidden"`
+}
+
+// tinyParts reads tiny DiT tensors through the features the VAEs use:
+// instance dims, a transform, backend shapes, numbering from first, a
+// {name} placeholder and nil and non-nil module pointers.
+type tinyParts struct {
+	Audio  *part        `st:"audio_patch_proj"`
+	Skip   *part        `st:"no_such_module"`
+	Blocks []normOnly   `st:"blocks" first:"1"`
+	Last   *ggml.Tensor `st:"blocks.{last}.norm2.weight"`
+	last   int64
+}
+
+func (t *tinyParts) Dims() map[string]int64 { return map[string]int64{"last": t.last} }
+
+func TestLoadModuleTransformsAndDims(t *testing.T) {
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	src := openTinyDiT(t, false)
+	double := func(src Source, name string, want []int64) ([]float32, error) {
+		v, err := ReadFloat32(src, name, want)
+		for i := range v {
+			v[i] *= 2
+		}
+		return v, err
+	}
+	opts := LoadOptions{Dims: tinyDims(), Transforms: map[string]Transform{"double": double}}
+	m := tinyParts{Audio: &part{in: 32, out: 64}, last: 1}
+	m.Blocks = make([]normOnly, 1)
+	mod, err := LoadModule(b, src, &m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Free()
+	stored := func(name string) []float32 {
+		v, err := Float32(src, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	bias := stored("audio_patch_proj.bias")
+	for i := range bias {
+		bias[i] *= 2
+	}
+	for _, c := range []struct {
+		t     *ggml.Tensor
+		name  string
+		shape []int
+		want  []float32
+	}{
+		{m.Audio.W, "audio_patch_proj.weight", []int{32, 1, 64}, stored("audio_patch_proj.weight")},
+		{m.Audio.B, "audio_patch_proj.bias/double", []int{1, 64}, bias},
+		{m.Blocks[0].Norm, "blocks.1.norm1.weight", []int{1, 64}, stored("blocks.1.norm1.weight")},
+		{m.Last, "blocks.1.norm2.weight", []int{64}, stored("blocks.1.norm2.weight")},
+	} {
+		if c.t == nil {
+			t.Errorf("%s not bound", c.name)
+			continue
+		}
+		if c.t.Name() != c.name || fmt.Sprint(c.t.Shape()) != fmt.Sprint(c.shape) || fmt.Sprint(c.t.F32()) != fmt.Sprint(c.want) {
+			t.Errorf("%s: bound %s %v; want %v and the checkpoint's values (transformed)", c.name, c.t.Name(), c.t.Shape(), c.shape)
+		}
+	}
+	if m.Skip != nil {
+		t.Error("a nil module pointer was filled")
+	}
+
+	bad := tinyParts{Audio: &part{in: 31, out: 64}, last: 9}
+	_, err = LoadModule(b, src, &bad, opts)
+	for _, want := range []string{"audio_patch_proj.weight: shape [64 32], want [64 31]", "missing blocks.9.norm2.weight"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	delete(opts.Transforms, "double")
+	if _, err = LoadModule(b, src, &tinyParts{Audio: &part{in: 32, out: 64}}, opts); err == nil || !strings.Contains(err.Error(), `audio_patch_proj.bias: transform "double" is not in LoadOptions.Transforms`) {
+		t.Errorf("unknown transform: %v", err)
 	}
 }

@@ -103,15 +103,15 @@ func ropeCases() []Case {
 
 // attentionCase is q [D, N, H], k/v [D, L, Hkv] through Attention.
 func attentionCase(d, n, l, h, hkv, chunk int, causal bool) Case {
-	return attentionCaseKV(d, n, l, h, hkv, chunk, causal, ggml.KVBackend)
+	return attentionCaseKV(d, n, l, h, hkv, chunk, causal, ggml.Storage{})
 }
 
-func attentionCaseKV(d, n, l, h, hkv, chunk int, causal bool, kvp ggml.KVPrecision) Case {
+func attentionCaseKV(d, n, l, h, hkv, chunk int, causal bool, kvp ggml.Storage) Case {
 	tol := TolAttn
-	if kvp == ggml.KVF32 {
+	if kvp == ggml.StoreAs(ggml.F32) {
 		tol = 1e-9
 	}
-	return Case{Name: fmt.Sprintf("attention/d%d_n%d_l%d_h%d_kv%d_c%d_causal%v_kv%d", d, n, l, h, hkv, chunk, causal, kvp), Tol: tol,
+	return Case{Name: fmt.Sprintf("attention/d%d_n%d_l%d_h%d_kv%d_c%d_causal%v_kv%s", d, n, l, h, hkv, chunk, causal, kvp), Tol: tol,
 		Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			q, qv := b.Rand("q", ggml.F32, 1, d, n, h)
 			k, kv := b.Rand("k", ggml.F32, 1, d, l, hkv)
@@ -127,7 +127,7 @@ func attentionCases() []Case {
 		attentionCase(64, 200, 200, 4, 2, 64, true), // GQA, causal, several chunks
 		attentionCase(72, 90, 130, 2, 1, 0, true),   // prefix-aware causal (keys > queries)
 		attentionCase(256, 40, 70, 2, 2, 16, false),
-		attentionCaseKV(64, 130, 150, 4, 2, 32, true, ggml.KVF32), // f32 K/V: reference precision
+		attentionCaseKV(64, 130, 150, 4, 2, 32, true, ggml.StoreAs(ggml.F32)), // f32 K/V: reference precision
 	}
 }
 
