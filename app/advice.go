@@ -24,6 +24,10 @@ func Refusal(p *plan.Plan) string {
 	return msg
 }
 
+// canceledText is what a canceled render says, at the terminal and in the
+// window: the engine and the MP4 writer leave nothing at the output path.
+const canceledText = "canceled; nothing was written"
+
 // Advice is err as a person reads it, in the window or at the terminal:
 // the sentence app keeps for the error's type, one line per joined error,
 // each starting with a capital. Errors are matched by type and sentinel,
@@ -66,7 +70,7 @@ func adviceFor(err error) string {
 	case errors.As(err, &refused):
 		return Refusal(refused.Plan)
 	case errors.Is(err, engine.ErrCanceled), errors.Is(err, context.Canceled):
-		return "canceled; nothing was written"
+		return canceledText
 	// engine.ErrOutOfMemory (the backend could not allocate what the plan
 	// budgeted) belongs here, with advice to lower the memory budget in
 	// Settings or the canvas and length, once the engine defines it.

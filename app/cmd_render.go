@@ -63,7 +63,7 @@ func renderExit(err error) error {
 	case errors.As(err, &ref):
 		return &exitError{ExitRefused, err}
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, context.Canceled):
-		return &exitError{ExitCanceled, errors.New("canceled; nothing was written")}
+		return &exitError{ExitCanceled, errors.New(canceledText)}
 	}
 	return &exitError{ExitFailed, err}
 }
