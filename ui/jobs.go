@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -66,7 +65,7 @@ func (s *Studio) showProgress(id string, e app.Event) {
 		s.phase.SetText(fmt.Sprintf("%s %d/%d", app.PhaseTitle(e.Phase), e.Step, e.Total))
 	}
 	if e.ETA > 0 {
-		s.eta.SetText(fmt.Sprintf("%s left in %s", e.ETA.Round(100*time.Millisecond), app.PhaseTitle(e.Phase)))
+		s.eta.SetText(fmt.Sprintf("%s left in %s", app.DurationText(e.ETA.Seconds()), app.PhaseTitle(e.Phase)))
 	}
 	if e.Preview != nil {
 		s.preview.Image = e.Preview
