@@ -13,28 +13,8 @@ import (
 // planner are pure Go; the download (app/download) knows no model; the
 // engine never reaches back into app, ui or media.
 func TestImportDirection(t *testing.T) {
-	cmd := exec.Command("go", "list", "-json", "./...")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	type pkg struct {
-		ImportPath string
-		Imports    []string
-		Deps       []string
-	}
-	var pkgs []pkg
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	has := func(p pkg, prefix string) bool {
+	pkgs := goList(t)
+	has := func(p listed, prefix string) bool {
 		for _, d := range p.Deps {
 			if isUnder(d, prefix) {
 				return true
@@ -110,4 +90,31 @@ func TestImportDirection(t *testing.T) {
 // isUnder is whether the import path path is pkg or one of its subpackages.
 func isUnder(path, pkg string) bool {
 	return path == pkg || strings.HasPrefix(path, pkg+"/")
+}
+
+// listed is a package as go list describes it.
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// goList lists the module's packages with their imports and dependencies.
+func goList(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			return pkgs
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
 }
