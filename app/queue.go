@@ -77,6 +77,8 @@ type runningJob struct {
 // the worker goroutine, and the status changes Submit and Cancel make
 // synchronously on the caller's goroutine before they return. It must not
 // block, and must not wait for a lock its callers of Submit/Cancel hold.
+// It may call Jobs and Job: the queue holds no lock of its own while it
+// calls observe, and the jobs already show the change observe is told.
 func NewQueue(hist *History, render RenderFunc, observe func(JobEvent)) *Queue {
 	if observe == nil {
 		observe = func(JobEvent) {}
