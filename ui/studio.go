@@ -18,7 +18,6 @@ import (
 
 	"h3studio/app"
 	"h3studio/engine/plan"
-	"h3studio/media"
 )
 
 // PlanFunc plans a request as the render would: the plan when it fits or
@@ -434,7 +433,7 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 		s.cfg.Exec.Do(func() {
 			s.loading--
 			for _, it := range items {
-				if k := kinds[it.Path]; (k == app.RefVideo || k == app.RefVideoAudio) && it.Info.Kind == media.KindVideoAudio {
+				if k, ok := app.RefKind(it.Info, kinds[it.Path]); ok {
 					it.Kind = k
 				}
 				s.route(it)
