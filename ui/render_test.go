@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
 	"h3studio/media"
@@ -139,6 +141,20 @@ func absf(v float64) float64 {
 	return v
 }
 
+// labels lists the label texts under o, depth first.
+func labels(o fyne.CanvasObject) []string {
+	var out []string
+	switch v := o.(type) {
+	case *widget.Label:
+		out = append(out, v.Text)
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			out = append(out, labels(c)...)
+		}
+	}
+	return out
+}
+
 // Two jobs queued; cancelling the running one stops it at a step boundary,
 // leaves no file, and the queue goes on to render the next.
 func TestCancelAndQueueRecovers(t *testing.T) {
@@ -167,8 +183,16 @@ func TestCancelAndQueueRecovers(t *testing.T) {
 			t.Fatalf("%d jobs queued, want 3", len(jobs))
 		}
 		first, second, third = jobs[0], jobs[1], jobs[2]
-		row := h.s.queueBox.Objects[2]
-		test.Tap(buttonWith(t, row, theme.DocumentCreateIcon(), ""))
+		// Moving the third job up reorders the queue, and the view shows
+		// the queue's order.
+		test.Tap(buttonWith(t, h.s.queueBox.Objects[2], theme.MoveUpIcon(), ""))
+		if p := h.s.queue.Pending(); len(p) != 2 || p[0] != third.ID || p[1] != second.ID {
+			t.Errorf("queue after moving the third job up: %v, want [%s %s]", p, third.ID, second.ID)
+		}
+		if got := strings.Join(labels(h.s.queueBox.Objects[1]), " "); !strings.Contains(got, third.Request.Prompt) {
+			t.Errorf("second row after the move: %q, want the third job", got)
+		}
+		test.Tap(buttonWith(t, h.s.queueBox.Objects[1], theme.DocumentCreateIcon(), ""))
 	})
 	h.waitFor("the edited job to leave the queue", 10*time.Second, func() bool { return h.status(third.ID) == app.StatusCanceled })
 	h.waitSettled()
