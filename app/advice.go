@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 
 	"h3studio/engine"
@@ -66,6 +67,7 @@ func leaves(err error) []error {
 func adviceFor(err error) string {
 	var refused *RefusedError
 	var limit *layout.LimitError
+	var file *fs.PathError
 	switch {
 	case errors.As(err, &refused):
 		return Refusal(refused.Plan)
@@ -78,6 +80,10 @@ func adviceFor(err error) string {
 		return "FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"
 	case errors.As(err, &limit):
 		return limit.Msg
+	case errors.As(err, &file) && errors.Is(err, fs.ErrNotExist):
+		return file.Path + " is missing; it was moved or deleted"
+	case errors.As(err, &file) && errors.Is(err, fs.ErrPermission):
+		return file.Path + " cannot be read: permission denied"
 	}
 	return err.Error()
 }

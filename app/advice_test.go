@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"testing"
 
 	"h3studio/engine"
@@ -31,6 +33,8 @@ func TestRefusal(t *testing.T) {
 func TestAdvice(t *testing.T) {
 	refused := &plan.Plan{Error: "peak 9.0 GB exceeds the 8.0 GB budget"}
 	big := layout.Canvas{Width: 768, Height: 1536}
+	missingPath := filepath.Join(t.TempDir(), "gone.png")
+	_, missing := media.Probe(context.Background(), missingPath)
 	for _, c := range []struct {
 		name string
 		err  error
@@ -46,6 +50,9 @@ func TestAdvice(t *testing.T) {
 			"Canvas 768x1536 has 1179648 pixels, over the model's cap of 768x1344 = 1032192 (try " + layout.AdaptCanvas(big).String() + ")"},
 		{"joined fields", &RequestError{errors.Join(errors.New("the length must be positive"), errors.New("--steps 0 is outside 1..1000"))},
 			"The length must be positive\n--steps 0 is outside 1..1000"},
+		{"missing file", missing, missingPath + " is missing; it was moved or deleted"},
+		{"unreadable file", fmt.Errorf("media: probe /x/a.png: %w", &fs.PathError{Op: "open", Path: "/x/a.png", Err: fs.ErrPermission}),
+			"/x/a.png cannot be read: permission denied"},
 		{"untyped", errors.New("engine: snapshot x: no config.json"), "Engine: snapshot x: no config.json"},
 	} {
 		if got := Advice(c.err); got != c.want {
