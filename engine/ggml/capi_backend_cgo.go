@@ -5,6 +5,7 @@ package ggml
 /*
 #include <stdlib.h>
 #include "decls.h"
+#include "enums.h"
 
 static void h3_call_to_float(ggml_to_float_t f, const void * x, float * y, int64_t k) { f(x, y, k); }
 */
@@ -98,6 +99,15 @@ func cDefaultBuft(b unsafe.Pointer) unsafe.Pointer {
 
 func cAllocCtxTensors(ctx, buft unsafe.Pointer) unsafe.Pointer {
 	return unsafe.Pointer(C.ggml_backend_alloc_ctx_tensors_from_buft(cctx(ctx), C.ggml_backend_buffer_type_t(buft)))
+}
+
+// cBufferMarkWeights tells ggml's scheduler that buf holds weights: it runs
+// every op that reads a weight on the weight's device and grows the GPU's
+// share from there. Unmarked, a graph whose first op reads only a host input
+// (the DiT's x, the Qwen layer's rows) was given to the CPU, and ops next to
+// it followed (seen on the H200: RMS_NORM, MUL, REPEAT, CONCAT on the CPU).
+func cBufferMarkWeights(buf unsafe.Pointer) {
+	C.ggml_backend_buffer_set_usage(C.ggml_backend_buffer_t(buf), C.H3_BUFFER_USAGE_WEIGHTS)
 }
 
 func cBufferFree(buf unsafe.Pointer) { C.ggml_backend_buffer_free(C.ggml_backend_buffer_t(buf)) }

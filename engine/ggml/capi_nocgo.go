@@ -261,6 +261,10 @@ func cAllocCtxTensors(ctx, buft unsafe.Pointer) unsafe.Pointer {
 	panic(ErrNoCgo)
 }
 
+func cBufferMarkWeights(buf unsafe.Pointer) {
+	panic(ErrNoCgo)
+}
+
 func cBufferFree(buf unsafe.Pointer) {
 	panic(ErrNoCgo)
 }

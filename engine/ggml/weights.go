@@ -84,6 +84,7 @@ func (ws *WeightSet) Alloc() error {
 	if ws.buf == nil {
 		return fmt.Errorf("ggml: cannot allocate %d bytes of weights on %s", ws.Size(), ws.b.caps.Name)
 	}
+	cBufferMarkWeights(ws.buf)
 	return nil
 }
 
@@ -134,6 +135,7 @@ func (ws *WeightSet) AllocHost(mem []byte, offsets map[string]int) (zeroCopy boo
 	if ws.buf == nil {
 		return false, fmt.Errorf("ggml: %s cannot map %d bytes of host memory", ws.b.caps.Name, len(mem))
 	}
+	cBufferMarkWeights(ws.buf)
 	for _, t := range ws.tensors {
 		if !cTensorAlloc(ws.buf, t.h, unsafe.Add(base, offsets[t.Name()])) {
 			return false, fmt.Errorf("ggml: AllocHost: cannot place weight %s", t)
