@@ -29,6 +29,11 @@ func Refusal(p *plan.Plan) string {
 // window: the engine and the MP4 writer leave nothing at the output path.
 const canceledText = "canceled; nothing was written"
 
+// outOfMemoryText is the advice for a render the backend could not
+// allocate although its plan fit the budget.
+const outOfMemoryText = "the machine ran out of memory although the plan fit its budget; " +
+	"lower the memory budget (Settings, or --memory-gb), or render a smaller canvas or a shorter clip"
+
 // Advice is err as a person reads it, in the window or at the terminal:
 // the sentence app keeps for the error's type, one line per joined error,
 // each starting with a capital. Errors are matched by type and sentinel,
@@ -73,9 +78,10 @@ func adviceFor(err error) string {
 		return Refusal(refused.Plan)
 	case errors.Is(err, engine.ErrCanceled), errors.Is(err, context.Canceled):
 		return canceledText
-	// engine.ErrOutOfMemory (the backend could not allocate what the plan
-	// budgeted) belongs here, with advice to lower the memory budget in
-	// Settings or the canvas and length, once the engine defines it.
+	case errors.Is(err, engine.ErrOutOfMemory):
+		// The plan fit the budget but the device could not allocate it:
+		// the budget is too generous for what else the machine runs.
+		return outOfMemoryText
 	case errors.Is(err, media.ErrNoFFmpeg):
 		return "FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"
 	case errors.As(err, &limit):

@@ -44,6 +44,8 @@ func TestAdvice(t *testing.T) {
 		{"refused", &RefusedError{refused}, "The request does not fit this machine: " + refused.Error},
 		{"canceled", fmt.Errorf("denoise: %w", engine.ErrCanceled), "Canceled; nothing was written"},
 		{"context canceled", context.Canceled, "Canceled; nothing was written"},
+		{"out of memory", fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory),
+			"The machine ran out of memory although the plan fit its budget; lower the memory budget (Settings, or --memory-gb), or render a smaller canvas or a shorter clip"},
 		{"no ffmpeg", fmt.Errorf("reference 1: %w: no ffprobe on PATH", media.ErrNoFFmpeg),
 			"FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"},
 		{"model rule", &RequestError{big.ValidateModel()},

@@ -231,7 +231,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	if src := p.Memory.BudgetSource; src == plan.SourceOverride {
 		fmt.Fprintln(tw, "budget set by the user (--memory-gb)")
 	} else {
-		fmt.Fprintf(tw, "budget = working set (from %s) - %s reserve\n", src, gbText(plan.Reserve))
+		fmt.Fprintf(tw, "budget = working set (from %s) - %s reserve\n", src, GBText(plan.Reserve))
 	}
 	if len(p.Decisions) > 0 {
 		fmt.Fprintln(tw, "\ndecisions:")
