@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"h3studio/engine"
@@ -60,5 +61,15 @@ func TestAdvice(t *testing.T) {
 		if got := Advice(c.err); got != c.want {
 			t.Errorf("%s: Advice = %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// The CLI gives the same out-of-memory advice as the window, keeping the
+// engine's error for whoever reads the log.
+func TestRenderExitOutOfMemory(t *testing.T) {
+	err := renderExit(fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory))
+	var exit *exitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed || !strings.HasPrefix(err.Error(), outOfMemoryText) || !errors.Is(err, engine.ErrOutOfMemory) {
+		t.Errorf("renderExit = %v", err)
 	}
 }
