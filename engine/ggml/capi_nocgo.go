@@ -127,6 +127,8 @@ func cSchedReset(s unsafe.Pointer) { panic(ErrNoCgo) }
 
 func cSchedSplits(s unsafe.Pointer) int { panic(ErrNoCgo) }
 
+func cSchedPinSupported(s, gr, be, dev unsafe.Pointer) { panic(ErrNoCgo) }
+
 func cSchedAlloc(s, gr unsafe.Pointer) bool { panic(ErrNoCgo) }
 
 func cSchedReserve(s, gr unsafe.Pointer) bool { panic(ErrNoCgo) }

@@ -229,6 +229,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched);
 int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched);
 int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched);
 ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node);
+void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node, ggml_backend_t backend);
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 int ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 void ggml_backend_sched_reset(ggml_backend_sched_t sched);

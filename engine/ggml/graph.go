@@ -150,10 +150,11 @@ func (g *Graph) Compute() error {
 	// ggml's allocator reuses its last plan for any graph with the same node
 	// and leaf counts, which aliases tensors when the topology differs:
 	// re-plan for every graph (cheap next to computing it).
+	b.pin(g.gr)
 	if !cSchedReserve(b.sched, g.gr) {
 		return fmt.Errorf("ggml: compute: cannot reserve the graph's buffers: %w", ErrOutOfMemory)
 	}
-	cSchedReset(b.sched)
+	b.pin(g.gr)
 	if !cSchedAlloc(b.sched, g.gr) {
 		return fmt.Errorf("ggml: compute: cannot allocate the graph's buffers: %w", ErrOutOfMemory)
 	}
@@ -195,6 +196,7 @@ func (g *Graph) Measure() (Memory, error) {
 	defer b.mu.Unlock()
 	b.ensureSched(2 * g.size)
 	b.gen++
+	b.pin(g.gr)
 	if !cSchedReserve(b.sched, g.gr) {
 		return Memory{}, fmt.Errorf("ggml: measure: cannot reserve the graph's buffers: %w", ErrOutOfMemory)
 	}
