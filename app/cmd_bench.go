@@ -142,13 +142,13 @@ func kernels(ctx context.Context, b *ggml.Backend, n, tokens int, emit func(benc
 func printBench(w io.Writer, r benchResult) error {
 	line := fmt.Sprintf("%-36s %9.1f GFLOP/s  %7.3f s", r.Name, r.GFLOPS, r.Seconds)
 	if r.Rows > 0 {
-		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, gbText(r.WeightBytes))
+		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, GBText(r.WeightBytes))
 	}
 	if r.ComputeBytes > 0 {
-		line += fmt.Sprintf(", compute %s", gbText(r.ComputeBytes))
+		line += fmt.Sprintf(", compute %s", GBText(r.ComputeBytes))
 	}
 	if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
-		line += fmt.Sprintf(", device in use %s", gbText(r.DeviceUsedBytes))
+		line += fmt.Sprintf(", device in use %s", GBText(r.DeviceUsedBytes))
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

@@ -189,20 +189,6 @@ func planMedia(info media.Info) plan.Media {
 	return m
 }
 
-// gbText prints bytes in the GB Apple sells and Activity Monitor shows
-// (2^30 bytes), the unit the machine profiles' sizes are in.
-func gbText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
-
-func durationText(s float64) string {
-	switch {
-	case s >= 3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.0f min", s/60)
-	}
-	return fmt.Sprintf("%.0f s", s)
-}
-
 // printPlan writes the plan as a readable report.
 func printPlan(w io.Writer, p *plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -237,15 +223,15 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	}
 	d := p.DiTRows
 	fmt.Fprintf(tw, "\nDiT rows %d: text %d, conditions %d, references %d, audio %d, video %d\n", d.Total, d.Text, d.Conditions, d.References, d.Audio, d.Video)
-	fmt.Fprintf(tw, "\nmemory: peak %s in %s, budget %s\n", gbText(p.Memory.PeakBytes), p.Memory.PeakPhase, gbText(p.Memory.BudgetBytes))
+	fmt.Fprintf(tw, "\nmemory: peak %s in %s, budget %s\n", GBText(p.Memory.PeakBytes), p.Memory.PeakPhase, GBText(p.Memory.BudgetBytes))
 	fmt.Fprintln(tw, "phase\tpeak\tweights\tscratch\tmedia\tcarried\tresidency")
 	for _, ph := range p.Memory.Phases {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, gbText(ph.PeakBytes), gbText(ph.WeightsBytes), gbText(ph.ScratchBytes), gbText(ph.MediaBytes), gbText(ph.CarriedBytes), ph.Residency)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, GBText(ph.PeakBytes), GBText(ph.WeightsBytes), GBText(ph.ScratchBytes), GBText(ph.MediaBytes), GBText(ph.CarriedBytes), ph.Residency)
 	}
 	if src := p.Memory.BudgetSource; src == plan.SourceOverride {
 		fmt.Fprintln(tw, "budget set by the user (--memory-gb)")
 	} else {
-		fmt.Fprintf(tw, "budget = working set (from %s) - %s reserve\n", src, gbText(plan.Reserve))
+		fmt.Fprintf(tw, "budget = working set (from %s) - %s reserve\n", src, GBText(plan.Reserve))
 	}
 	if len(p.Decisions) > 0 {
 		fmt.Fprintln(tw, "\ndecisions:")
@@ -254,8 +240,8 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	t := p.Time
-	fmt.Fprintf(tw, "\ntime ≈ %s: load %s, text %s, denoise %s (%d forwards of %.0f TFLOP), decode %s\n", durationText(t.Seconds),
-		durationText(t.LoadSeconds), durationText(t.TextSeconds), durationText(t.DenoiseSeconds), t.Forwards, t.ForwardTFLOP, durationText(t.DecodeSeconds))
+	fmt.Fprintf(tw, "\ntime ≈ %s: load %s, text %s, denoise %s (%d forwards of %.0f TFLOP), decode %s\n", DurationText(t.Seconds),
+		DurationText(t.LoadSeconds), DurationText(t.TextSeconds), DurationText(t.DenoiseSeconds), t.Forwards, t.ForwardTFLOP, DurationText(t.DecodeSeconds))
 	for _, wn := range p.Warnings {
 		fmt.Fprintf(tw, "warning: %s\n", wn)
 	}

@@ -63,7 +63,9 @@ func renderExit(err error) error {
 	case errors.As(err, &ref):
 		return &exitError{ExitRefused, err}
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, context.Canceled):
-		return &exitError{ExitCanceled, errors.New("canceled; nothing was written")}
+		return &exitError{ExitCanceled, errors.New(canceledText)}
+	case errors.Is(err, engine.ErrOutOfMemory):
+		return &exitError{ExitFailed, fmt.Errorf("%s (%w)", outOfMemoryText, err)}
 	}
 	return &exitError{ExitFailed, err}
 }
@@ -298,8 +300,8 @@ func (rp *reporter) human(ev engine.Event) {
 		for _, p := range ev.Stats.Phases {
 			parts = append(parts, fmt.Sprintf("%s %s", p.Phase, p.Elapsed.Round(time.Millisecond)))
 		}
-		fmt.Fprintf(rp.out, "generated %d frames from %d DiT rows in %s (%s), peak memory %.2f GB\n",
-			ev.Stats.Frames, ev.Stats.Rows, ev.Stats.Total.Round(time.Millisecond), strings.Join(parts, ", "), float64(ev.Stats.PeakBytes)/(1<<30))
+		fmt.Fprintf(rp.out, "generated %d frames from %d DiT rows in %s (%s), peak memory %s\n",
+			ev.Stats.Frames, ev.Stats.Rows, ev.Stats.Total.Round(time.Millisecond), strings.Join(parts, ", "), GBText(ev.Stats.PeakBytes))
 	default:
 		// Step lines at most 4 a second, and always the last step.
 		if ev.Total == 0 || (ev.Step < ev.Total && ev.Phase == rp.lastPh && time.Since(rp.last) < 250*time.Millisecond) {

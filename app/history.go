@@ -44,6 +44,18 @@ type Entry struct {
 	Stats json.RawMessage `json:"stats,omitempty"`
 }
 
+// DecodeRequest is the request the entry's job was submitted with.
+func (e Entry) DecodeRequest() (Request, error) {
+	var r Request
+	if len(e.Request) == 0 {
+		return r, fmt.Errorf("history: %s has no request", e.ID)
+	}
+	if err := json.Unmarshal(e.Request, &r); err != nil {
+		return r, fmt.Errorf("history: %s: the request is damaged: %w", e.ID, err)
+	}
+	return r, nil
+}
+
 // History is a folder of one JSON file per job. Each write goes to a temp
 // file that is renamed over the old one, so a crash at any moment leaves
 // every entry either at its previous or its new state, never torn.

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -70,5 +71,36 @@ func TestHistorySurvivesCrash(t *testing.T) {
 	}
 	if e.Status != StatusInterrupted {
 		t.Fatalf("j1 status = %s, want interrupted", e.Status)
+	}
+}
+
+// The request a job was submitted with comes back from its history entry
+// as it went in; an entry without one, or with a damaged one, says so.
+func TestEntryDecodeRequest(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewQueue(h, stepRender(nil), nil)
+	want := Request{Prompt: "a fox", Seed: 7, Width: 320, Height: 192, Seconds: 1.5,
+		References: []Reference{{Kind: RefImage, Path: "/x/fox.png"}}, Output: filepath.Join(t.TempDir(), "fox.mp4")}
+	id, err := q.Submit(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	e, err := h.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.DecodeRequest()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeRequest = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := (Entry{ID: "empty"}).DecodeRequest(); err == nil {
+		t.Error("an entry without a request decoded")
+	}
+	if _, err := (Entry{ID: "torn", Request: []byte(`{"prompt":`)}).DecodeRequest(); err == nil {
+		t.Error("a damaged request decoded")
 	}
 }

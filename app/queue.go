@@ -41,6 +41,26 @@ type Queue struct {
 	closed  bool
 	done    chan struct{}
 	seq     int
+	// jobs is every job this queue was given, by id; left lists those
+	// that left pending (started, or canceled before they ran) in order.
+	jobs map[string]*JobInfo
+	left []string
+}
+
+// JobInfo is one job as a view of the queue shows it. The queue keeps it
+// up to date before it tells its observer, so an observer that reads Jobs
+// sees the change it was told about.
+type JobInfo struct {
+	ID      string
+	Request Request
+	Status  JobStatus
+	// Output is the finished clip, once the job is done.
+	Output string
+	// Err is why the job failed, or why its history entry could not be
+	// written.
+	Err error
+	// Stats is the finished run in words (StatsText).
+	Stats string
 }
 
 type queued struct {
@@ -57,11 +77,14 @@ type runningJob struct {
 // the worker goroutine, and the status changes Submit and Cancel make
 // synchronously on the caller's goroutine before they return. It must not
 // block, and must not wait for a lock its callers of Submit/Cancel hold.
+// It may call Jobs and Job: the queue holds no lock of its own while it
+// calls observe, and the jobs already show the change observe is told.
 func NewQueue(hist *History, render RenderFunc, observe func(JobEvent)) *Queue {
 	if observe == nil {
 		observe = func(JobEvent) {}
 	}
-	q := &Queue{hist: hist, render: render, observe: observe, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &Queue{hist: hist, render: render, observe: observe, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		jobs: map[string]*JobInfo{}}
 	go q.work()
 	return q
 }
@@ -81,6 +104,7 @@ func (q *Queue) Submit(req Request) (string, error) {
 	now := time.Now()
 	id := now.UTC().Format("20060102-150405") + "-" + strconv.Itoa(q.seq)
 	q.pending = append(q.pending, queued{id: id, req: req})
+	q.jobs[id] = &JobInfo{ID: id, Request: req, Status: StatusQueued}
 	q.mu.Unlock()
 
 	if err := q.hist.Put(Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}); err != nil {
@@ -106,6 +130,7 @@ func (q *Queue) Cancel(id string) {
 	for i, p := range q.pending {
 		if p.id == id {
 			q.pending = append(q.pending[:i], q.pending[i+1:]...)
+			q.left = append(q.left, id)
 			q.mu.Unlock()
 			q.finish(id, StatusCanceled, "", nil, nil)
 			return
@@ -140,6 +165,42 @@ func (q *Queue) Pending() []string {
 	return ids
 }
 
+// Jobs lists every job the queue was given, in run order: those that left
+// the queue (ran, or were canceled before running) in the order they left,
+// then the queued ones in the order they will run.
+func (q *Queue) Jobs() []JobInfo {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]JobInfo, 0, len(q.left)+len(q.pending))
+	for _, id := range q.left {
+		out = append(out, *q.jobs[id])
+	}
+	for _, p := range q.pending {
+		out = append(out, *q.jobs[p.id])
+	}
+	return out
+}
+
+// Job is one job as Jobs lists it; false for an id the queue never had.
+func (q *Queue) Job(id string) (JobInfo, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j, ok := q.jobs[id]
+	if !ok {
+		return JobInfo{}, false
+	}
+	return *j, true
+}
+
+// update changes a job's view under the lock (before the observer hears).
+func (q *Queue) update(id string, f func(*JobInfo)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j, ok := q.jobs[id]; ok {
+		f(j)
+	}
+}
+
 // Close cancels the running job, drops queued ones (they stay in history as
 // canceled) and waits for the worker to stop.
 func (q *Queue) Close() {
@@ -155,6 +216,9 @@ func (q *Queue) Close() {
 	}
 	dropped := q.pending
 	q.pending = nil
+	for _, p := range dropped {
+		q.left = append(q.left, p.id)
+	}
 	q.mu.Unlock()
 	for _, p := range dropped {
 		q.finish(p.id, StatusCanceled, "", nil, nil)
@@ -180,6 +244,7 @@ func (q *Queue) runNext() bool {
 	}
 	job := q.pending[0]
 	q.pending = q.pending[1:]
+	q.left = append(q.left, job.id)
 	ctx, cancel := context.WithCancel(context.Background())
 	q.running = &runningJob{id: job.id, cancel: cancel}
 	q.mu.Unlock()
@@ -188,6 +253,7 @@ func (q *Queue) runNext() bool {
 	q.setStatus(job.id, StatusRunning)
 	phases := map[string]int64{}
 	var stats json.RawMessage
+	var summary string
 	sink := func(ev engine.Event) {
 		if ev.Elapsed > 0 {
 			phases[string(ev.Phase)] = ev.Elapsed.Milliseconds()
@@ -196,6 +262,7 @@ func (q *Queue) runNext() bool {
 			q.recordPlan(job.id, ev.Plan)
 		}
 		if ev.Stats != nil {
+			summary = StatsText(ev.Stats)
 			if raw, err := json.Marshal(ev.Stats); err == nil {
 				stats = raw
 			}
@@ -208,6 +275,7 @@ func (q *Queue) runNext() bool {
 	q.running = nil
 	q.mu.Unlock()
 	q.recordStats(job.id, stats)
+	q.update(job.id, func(j *JobInfo) { j.Stats = summary })
 	switch {
 	case err == nil:
 		q.finish(job.id, StatusDone, out, nil, phases)
@@ -247,9 +315,11 @@ func (q *Queue) recordStats(id string, stats json.RawMessage) {
 }
 
 func (q *Queue) setStatus(id string, s JobStatus) {
+	q.update(id, func(j *JobInfo) { j.Status = s })
 	if e, err := q.hist.Get(id); err == nil {
 		e.Status = s
 		if perr := q.hist.Put(e); perr != nil {
+			q.update(id, func(j *JobInfo) { j.Err = perr })
 			q.observe(JobEvent{JobID: id, Status: s, Err: perr})
 			return
 		}
@@ -276,5 +346,8 @@ func (q *Queue) finish(id string, s JobStatus, output string, jobErr error, phas
 	if jobErr == nil {
 		jobErr = err
 	}
+	q.update(id, func(j *JobInfo) {
+		j.Status, j.Output, j.Err = s, output, jobErr
+	})
 	q.observe(JobEvent{JobID: id, Status: s, Err: jobErr})
 }

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,5 +136,83 @@ func TestQueueCancelQueuedAndClose(t *testing.T) {
 	}
 	if _, err := q.Submit(Request{}); err == nil {
 		t.Fatal("submit after close accepted")
+	}
+}
+
+// The queue's own view of its jobs is what a window shows: run order after
+// a move, each job's status as its observer is told it, and the outcome of
+// each (clip, error, summary).
+func TestQueueJobs(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gate := make(chan struct{})
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		<-gate
+		if req.Prompt == "fail" {
+			return "", errors.New("engine: the model refused")
+		}
+		sink(engine.Event{Kind: engine.EventDone, Phase: engine.PhaseDone, Stats: &engine.Stats{Total: 1500 * time.Millisecond}})
+		return req.Output, nil
+	}
+	var q *Queue
+	var mu sync.Mutex
+	var stale []string
+	observe := func(ev JobEvent) {
+		if ev.Event != nil {
+			return
+		}
+		// The view must already say what the observer is told.
+		if j, ok := q.Job(ev.JobID); !ok || j.Status != ev.Status {
+			mu.Lock()
+			stale = append(stale, fmt.Sprintf("%s told %s, view %s", ev.JobID, ev.Status, j.Status))
+			mu.Unlock()
+		}
+	}
+	q = NewQueue(h, render, observe)
+	defer q.Close()
+	ids := map[string]string{}
+	for _, p := range []string{"a", "b", "fail", "d"} {
+		id, err := q.Submit(Request{Prompt: p, Output: filepath.Join(dir, p+".mp4")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = id
+	}
+	waitStatus(t, h, ids["a"], StatusRunning)
+	q.Move(ids["d"], -5) // a has left the queue to run; d goes first of the rest
+	q.Cancel(ids["b"])
+	close(gate)
+	// The view, not the history: finish writes the history entry first.
+	deadline := time.Now().Add(10 * time.Second)
+	for j, _ := q.Job(ids["fail"]); j.Status != StatusFailed; j, _ = q.Job(ids["fail"]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failing job is %s, want failed", j.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var order []string
+	for _, j := range q.Jobs() {
+		order = append(order, j.Request.Prompt+":"+string(j.Status))
+	}
+	if got, want := strings.Join(order, " "), "a:done b:canceled d:done fail:failed"; got != want {
+		t.Errorf("jobs %q, want %q", got, want)
+	}
+	d, _ := q.Job(ids["d"])
+	if d.Output != filepath.Join(dir, "d.mp4") || d.Stats != "1.5 s" || d.Err != nil {
+		t.Errorf("done job %+v", d)
+	}
+	if f, _ := q.Job(ids["fail"]); f.Err == nil || f.Output != "" {
+		t.Errorf("failed job %+v", f)
+	}
+	if _, ok := q.Job("nope"); ok {
+		t.Error("an unknown id has a job")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stale) > 0 {
+		t.Errorf("observer told before the view changed: %v", stale)
 	}
 }

@@ -31,13 +31,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // says why and Repair what would fit.
 type RefusedError struct{ Plan *plan.Plan }
 
-func (e *RefusedError) Error() string {
-	msg := "the request does not fit this machine: " + e.Plan.Error
-	if e.Plan.Repair != nil && e.Plan.Repair.Text != "" && !strings.Contains(e.Plan.Error, e.Plan.Repair.Text) {
-		msg += "; " + e.Plan.Repair.Text
-	}
-	return msg
-}
+func (e *RefusedError) Error() string { return Refusal(e.Plan) }
 
 // Preset is a named set of speed knobs; zero fields leave the request's.
 type Preset struct {

@@ -40,31 +40,40 @@ func newCoalescer(do func(func())) *coalescer {
 func (c *coalescer) post(f func()) {
 	c.mu.Lock()
 	c.ordered = append(c.ordered, f)
-	c.schedule()
+	now := c.schedule()
 	c.mu.Unlock()
+	if now {
+		c.do(c.flush)
+	}
 }
 
 // replace queues an update that supersedes any earlier one with the same key.
 func (c *coalescer) replace(key string, f func()) {
 	c.mu.Lock()
 	c.latest[key] = f
-	c.schedule()
+	now := c.schedule()
 	c.mu.Unlock()
+	if now {
+		c.do(c.flush)
+	}
 }
 
-// schedule arranges one flush, no sooner than frameInterval after the last.
-// c.mu is held.
-func (c *coalescer) schedule() {
+// schedule arranges one flush, no sooner than frameInterval after the
+// last, and reports whether the caller must flush now. c.mu is held; the
+// caller calls Do only after releasing it, because an executor may run the
+// flush inline (Fyne does before the app runs and while it shuts down) and
+// flush takes c.mu.
+func (c *coalescer) schedule() (now bool) {
 	if c.scheduled {
-		return
+		return false
 	}
 	c.scheduled = true
 	wait := frameInterval - time.Since(c.last)
 	if wait <= 0 {
-		c.do(c.flush)
-		return
+		return true
 	}
 	time.AfterFunc(wait, func() { c.do(c.flush) })
+	return false
 }
 
 // flush runs on the UI goroutine.

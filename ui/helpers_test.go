@@ -150,6 +150,12 @@ func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) 
 
 // settled reports whether every file is probed and the shown plan answers
 // the latest edit.
+// status is a job's status as the queue the window shows knows it.
+func (h *harness) status(id string) app.JobStatus {
+	j, _ := h.s.queue.Job(id)
+	return j.Status
+}
+
 func (h *harness) settled() bool { return h.s.loading == 0 && h.s.planned == h.s.edits }
 
 func (h *harness) waitSettled() {

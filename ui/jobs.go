@@ -1,12 +1,10 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -15,20 +13,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
-	"h3studio/engine"
 	"h3studio/media"
 )
-
-// jobRow is one submitted job as the queue view shows it.
-type jobRow struct {
-	req    app.Request
-	id     string
-	prompt string
-	status app.JobStatus
-	output string
-	err    string
-	stats  string // wall time and peak memory, once done
-}
 
 // Render queues the request as edited. The button is disabled, with the
 // reason shown, while the plan does not fit.
@@ -40,13 +26,10 @@ func (s *Studio) Render() {
 	if err != nil {
 		return
 	}
-	req.Output = filepath.Join(s.cfg.OutputDir, fmt.Sprintf("h3studio-%s-seed%d.mp4", time.Now().Format("20060102-150405.000"), req.Seed))
-	id, err := s.queue.Submit(req)
-	if err != nil {
-		s.reason.SetText(sentence(err))
+	if _, err := s.queue.Submit(req); err != nil {
+		s.reason.SetText(app.Advice(err))
 		return
 	}
-	s.jobs = append(s.jobs, &jobRow{req: req, id: id, prompt: req.Prompt, status: app.StatusQueued, output: req.Output})
 	s.rememberRequest(req)
 	s.showQueue()
 }
@@ -63,35 +46,26 @@ func (s *Studio) CancelRunning() {
 func (s *Studio) observe(ev app.JobEvent) {
 	if ev.Event != nil {
 		e := *ev.Event
-		if e.Kind == engine.EventProgress {
+		if e.Kind == app.EventProgress {
 			s.co.replace("progress", func() { s.showProgress(ev.JobID, e) })
 			return
 		}
 		s.co.post(func() { s.showPhase(ev.JobID, e) })
 		return
 	}
-	s.co.post(func() { s.jobStatus(ev.JobID, ev.Status, ev.Err) })
+	s.co.post(func() { s.jobStatus(ev.JobID, ev.Status) })
 }
 
-func (s *Studio) job(id string) *jobRow {
-	for _, j := range s.jobs {
-		if j.id == id {
-			return j
-		}
-	}
-	return nil
-}
-
-func (s *Studio) showProgress(id string, e engine.Event) {
+func (s *Studio) showProgress(id string, e app.Event) {
 	if id != s.running {
 		return
 	}
 	if e.Total > 0 {
 		s.progress.SetValue(float64(e.Step) / float64(e.Total))
-		s.phase.SetText(fmt.Sprintf("%s %d/%d", phaseTitle(e.Phase), e.Step, e.Total))
+		s.phase.SetText(fmt.Sprintf("%s %d/%d", app.PhaseTitle(e.Phase), e.Step, e.Total))
 	}
 	if e.ETA > 0 {
-		s.eta.SetText(fmt.Sprintf("%s left in %s", e.ETA.Round(100*time.Millisecond), phaseTitle(e.Phase)))
+		s.eta.SetText(fmt.Sprintf("%s left in %s", app.DurationText(e.ETA.Seconds()), app.PhaseTitle(e.Phase)))
 	}
 	if e.Preview != nil {
 		s.preview.Image = e.Preview
@@ -103,58 +77,24 @@ func (s *Studio) showProgress(id string, e engine.Event) {
 	}
 }
 
-func (s *Studio) showPhase(id string, e engine.Event) {
+func (s *Studio) showPhase(id string, e app.Event) {
 	if id != s.running {
 		return
 	}
 	switch e.Kind {
-	case engine.EventStart:
-		s.phase.SetText(phaseTitle(e.Phase) + "…")
+	case app.EventStart:
+		s.phase.SetText(app.PhaseTitle(e.Phase) + "…")
 		s.progress.SetValue(0)
 		s.eta.SetText("")
-	case engine.EventDecision, engine.EventWarning:
+	case app.EventDecision, app.EventWarning:
 		s.notice.SetText(e.Message)
-	case engine.EventDone:
-		if j := s.job(id); j != nil && e.Stats != nil {
-			j.stats = e.Stats.Total.Round(100 * time.Millisecond).String()
-			if e.Stats.PeakBytes > 0 {
-				j.stats += ", peak memory " + gb(e.Stats.PeakBytes)
-			}
-		}
 	}
 }
 
-// phaseTitle names an engine phase for people.
-func phaseTitle(p engine.Phase) string {
-	switch p {
-	case engine.PhasePlan:
-		return "Planning"
-	case engine.PhaseLoad:
-		return "Loading weights"
-	case engine.PhaseReferences:
-		return "Reading references"
-	case engine.PhaseEncode:
-		return "Encoding prompt"
-	case engine.PhaseDenoise:
-		return "Denoising"
-	case engine.PhaseDecode:
-		return "Decoding"
-	case engine.PhaseMux:
-		return "Writing MP4"
-	}
-	return string(p)
-}
-
-func (s *Studio) jobStatus(id string, st app.JobStatus, err error) {
-	j := s.job(id)
-	if j == nil {
-		j = &jobRow{id: id}
-		s.jobs = append(s.jobs, j)
-	}
-	j.status = st
-	if err != nil {
-		j.err = sentence(err)
-	}
+// jobStatus shows a job's new status; the job itself (its clip, error and
+// summary) is read from the queue, which updated it before saying so.
+func (s *Studio) jobStatus(id string, st app.JobStatus) {
+	j, _ := s.queue.Job(id)
 	switch st {
 	case app.StatusRunning:
 		s.running = id
@@ -169,18 +109,18 @@ func (s *Studio) jobStatus(id string, st app.JobStatus, err error) {
 			s.eta.SetText("")
 			s.phase.SetText(map[app.JobStatus]string{app.StatusDone: "Done", app.StatusFailed: "Failed", app.StatusCanceled: "Canceled"}[st])
 			if st == app.StatusFailed {
-				s.notice.SetText("The render failed: " + j.err)
+				s.notice.SetText("The render failed: " + app.Advice(j.Err))
 			}
 			if st == app.StatusDone {
 				s.progress.SetValue(1)
-				s.eta.SetText(j.stats)
+				s.eta.SetText(j.Stats)
 			} else {
 				s.progress.SetValue(0)
 			}
 		}
 		if st == app.StatusDone {
-			s.openClip(j.output)
-			s.app.SendNotification(fyne.NewNotification("H3 Studio", "Render finished: "+filepath.Base(j.output)))
+			s.openClip(j.Output)
+			s.app.SendNotification(fyne.NewNotification("H3 Studio", "Render finished: "+filepath.Base(j.Output)))
 		}
 		s.refreshHistory()
 	}
@@ -197,7 +137,7 @@ func (s *Studio) openClip(path string) {
 		st, err := media.LoadFrames(s.ctx, path, media.FrameStoreOptions{})
 		s.cfg.Exec.Do(func() {
 			if err != nil {
-				s.notice.SetText("Cannot show " + filepath.Base(path) + ": " + sentence(err))
+				s.notice.SetText("Cannot show " + filepath.Base(path) + ": " + app.Advice(err))
 				return
 			}
 			s.lastOutput = path
@@ -214,7 +154,7 @@ func (s *Studio) openClip(path string) {
 					return // another clip was opened meanwhile
 				}
 				if serr != nil {
-					s.notice.SetText("No sound for " + filepath.Base(path) + ": " + sentence(serr))
+					s.notice.SetText("No sound for " + filepath.Base(path) + ": " + app.Advice(serr))
 					return
 				}
 				s.timeline.SetSound(snd)
@@ -260,69 +200,58 @@ func (s *Studio) RenderNewSeed() {
 	s.renderWhenPlanned = true
 }
 
-// showQueue rebuilds the queue view: each job with its status, and for
-// jobs not finished a Cancel button; queued ones move up and down.
+// showQueue rebuilds the queue view from the queue's own list: each job
+// with its status, and for jobs not finished a Cancel button; queued ones
+// can be edited and moved up and down.
 func (s *Studio) showQueue() {
+	var jobs []app.JobInfo
+	if s.queue != nil {
+		jobs = s.queue.Jobs()
+	}
 	var rows []fyne.CanvasObject
-	if len(s.jobs) == 0 {
+	if len(jobs) == 0 {
 		rows = append(rows, widget.NewLabel("No renders yet."))
 	}
-	pending := map[string]bool{}
-	if s.queue != nil {
-		for _, id := range s.queue.Pending() {
-			pending[id] = true
-		}
-	}
-	for _, j := range s.jobs {
-		text := fmt.Sprintf("%s — %s", short(j.prompt, 40), j.status)
-		if j.err != "" && j.status == app.StatusFailed {
-			text += ": " + j.err
+	for _, j := range jobs {
+		text := fmt.Sprintf("%s — %s", short(j.Request.Prompt, 40), j.Status)
+		if j.Err != nil && j.Status == app.StatusFailed {
+			text += ": " + app.Advice(j.Err)
 		}
 		l := widget.NewLabel(text)
 		l.Wrapping = fyne.TextWrapWord
-		var buttons []fyne.CanvasObject
-		if j.status == app.StatusQueued || j.status == app.StatusRunning {
-			id := j.id
-			cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.queue.Cancel(id) })
-			buttons = append(buttons, cancel)
-			if pending[id] {
-				req := j.req
-				// Editing a queued job takes it out of the queue and puts
-				// its settings in the editor; Render queues it again.
-				edit := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), func() {
-					s.queue.Cancel(id)
-					s.Restore(req)
-				})
-				buttons = append(buttons, edit,
-					widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { s.moveJob(id, -1) }),
-					widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { s.moveJob(id, 1) }))
-			}
-		}
-		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), l))
+		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(s.jobButtons(j)...), l))
 	}
 	s.queueBox.Objects = rows
 	s.queueBox.Refresh()
 	relayout(s.queueScroll)
 }
 
-// moveJob reorders a queued job and the view with it.
+// jobButtons are a job's actions: cancel while it is queued or running;
+// edit and move while it waits.
+func (s *Studio) jobButtons(j app.JobInfo) []fyne.CanvasObject {
+	if j.Status != app.StatusQueued && j.Status != app.StatusRunning {
+		return nil
+	}
+	id := j.ID
+	buttons := []fyne.CanvasObject{widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.queue.Cancel(id) })}
+	if j.Status != app.StatusQueued {
+		return buttons
+	}
+	req := j.Request
+	// Editing a queued job takes it out of the queue and puts its
+	// settings in the editor; Render queues it again.
+	edit := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), func() {
+		s.queue.Cancel(id)
+		s.Restore(req)
+	})
+	return append(buttons, edit,
+		widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { s.moveJob(id, -1) }),
+		widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { s.moveJob(id, 1) }))
+}
+
+// moveJob reorders a queued job; the view follows the queue.
 func (s *Studio) moveJob(id string, delta int) {
 	s.queue.Move(id, delta)
-	order := map[string]int{}
-	for i, p := range s.queue.Pending() {
-		order[p] = i
-	}
-	var queued []*jobRow
-	var idx []int
-	for i, j := range s.jobs {
-		if _, ok := order[j.id]; ok {
-			queued = append(queued, j)
-			idx = append(idx, i)
-		}
-	}
-	for _, j := range queued {
-		s.jobs[idx[order[j.id]]] = j
-	}
 	s.showQueue()
 }
 
@@ -351,12 +280,12 @@ func (s *Studio) refreshHistory() {
 func (s *Studio) showHistory(entries []app.Entry, err error) {
 	var rows []fyne.CanvasObject
 	if err != nil {
-		rows = append(rows, widget.NewLabel("The history cannot be read: "+sentence(err)))
+		rows = append(rows, widget.NewLabel("The history cannot be read: "+app.Advice(err)))
 	}
 	for _, e := range entries {
-		var req app.Request
-		if json.Unmarshal(e.Request, &req) != nil {
-			continue
+		req, err := e.DecodeRequest()
+		if err != nil {
+			continue // an entry the app cannot reuse is not worth a row
 		}
 		text := fmt.Sprintf("%s\n%s · %dx%d · seed %d · %s", short(req.Prompt, 48), e.Status, req.Width, req.Height, req.Seed, e.Created.Local().Format("Jan 2 15:04"))
 		l := widget.NewLabel(text)

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"h3studio/app"
 	"h3studio/engine/plan"
 )
 
@@ -92,11 +93,11 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	if m.BudgetBytes > 0 {
 		p.memory.SetValue(min(float64(m.PeakBytes)/float64(m.BudgetBytes), 1))
 	}
-	budget := gb(m.BudgetBytes)
+	budget := app.GBText(m.BudgetBytes)
 	if p.overridden {
 		budget += " set in Settings"
 	}
-	p.memText = fmt.Sprintf("peak %s of %s (%s)", gb(m.PeakBytes), budget, m.PeakPhase)
+	p.memText = fmt.Sprintf("peak %s of %s (%s)", app.GBText(m.PeakBytes), budget, m.PeakPhase)
 	p.memory.Refresh()
 	var refs []string
 	for i, rp := range pl.References {
@@ -123,7 +124,7 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	showIf(p.decisions, len(dec) > 0)
 	t := pl.Time
 	p.time.SetText(fmt.Sprintf("Estimated time %s on %s (load %s, text %s, denoise %s for %d passes, decode %s)",
-		seconds(t.Seconds), pl.Machine, seconds(t.LoadSeconds), seconds(t.TextSeconds), seconds(t.DenoiseSeconds), t.Forwards, seconds(t.DecodeSeconds)))
+		app.DurationText(t.Seconds), pl.Machine, app.DurationText(t.LoadSeconds), app.DurationText(t.TextSeconds), app.DurationText(t.DenoiseSeconds), t.Forwards, app.DurationText(t.DecodeSeconds)))
 }
 
 // showIf hides a label with nothing to say, so it leaves no gap.
@@ -133,20 +134,4 @@ func showIf(l *widget.Label, on bool) {
 	} else {
 		l.Hide()
 	}
-}
-
-// gb prints bytes in the GB Apple sells and Activity Monitor shows
-// (2^30 bytes), the unit the machine profiles' sizes are in.
-func gb(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
-
-func seconds(s float64) string {
-	switch {
-	case s >= 3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.0f min", s/60)
-	case s >= 10:
-		return fmt.Sprintf("%.0f s", s)
-	}
-	return fmt.Sprintf("%.1f s", s)
 }

@@ -161,19 +161,11 @@ func loadRef(ctx context.Context, path string) (*refItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be used as a reference: %w", filepath.Base(path), err)
 	}
-	it := &refItem{Path: path, Info: info}
-	switch info.Kind {
-	case media.KindImage:
-		it.Kind = app.RefImage
-	case media.KindVideo:
-		it.Kind = app.RefVideo
-	case media.KindVideoAudio:
-		it.Kind = app.RefVideoAudio
-	case media.KindAudio:
-		it.Kind = app.RefAudio
-	default:
+	kind, ok := app.RefKind(info, "")
+	if !ok {
 		return nil, fmt.Errorf("%s is neither a picture, a video nor audio", filepath.Base(path))
 	}
+	it := &refItem{Path: path, Info: info, Kind: kind}
 	if info.Kind == media.KindAudio {
 		pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: 30 * time.Second})
 		if err == nil {

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
 	"h3studio/media"
@@ -56,8 +58,8 @@ func TestRenderPreviewsTimelineScrub(t *testing.T) {
 		if !strings.Contains(h.s.eta.Text, "peak memory") {
 			t.Errorf("finished render shows %q, want its time and peak memory", h.s.eta.Text)
 		}
-		if h.s.stage.SelectedIndex() != 1 || h.s.phase.Text != "Done" || h.s.jobs[0].status != app.StatusDone {
-			t.Errorf("after the render: tab %d, phase %q, job %s", h.s.stage.SelectedIndex(), h.s.phase.Text, h.s.jobs[0].status)
+		if st := h.s.queue.Jobs()[0].Status; h.s.stage.SelectedIndex() != 1 || h.s.phase.Text != "Done" || st != app.StatusDone {
+			t.Errorf("after the render: tab %d, phase %q, job %s", h.s.stage.SelectedIndex(), h.s.phase.Text, st)
 		}
 		h.s.timeline.slider.SetValue(17)
 	})
@@ -89,13 +91,14 @@ func TestRenderPreviewsTimelineScrub(t *testing.T) {
 	}
 	// "New seed" on the timeline queues the same request with another seed.
 	h.run(func() { test.Tap(buttonWith(t, h.s.stage.Items[1].Content, nil, "New seed")) })
-	h.waitFor("the new-seed job", 30*time.Second, func() bool { return len(h.s.jobs) == 2 })
+	h.waitFor("the new-seed job", 30*time.Second, func() bool { return len(h.s.queue.Jobs()) == 2 })
 	h.run(func() {
-		a, b := h.s.jobs[0].req, h.s.jobs[1].req
+		jobs := h.s.queue.Jobs()
+		a, b := jobs[0].Request, jobs[1].Request
 		if a.Seed == b.Seed || a.Prompt != b.Prompt || a.Width != b.Width || a.Frames != b.Frames {
 			t.Errorf("new seed job %+v after %+v", b, a)
 		}
-		h.s.queue.Cancel(h.s.jobs[1].id)
+		h.s.queue.Cancel(jobs[1].ID)
 	})
 }
 
@@ -138,6 +141,20 @@ func absf(v float64) float64 {
 	return v
 }
 
+// labels lists the label texts under o, depth first.
+func labels(o fyne.CanvasObject) []string {
+	var out []string
+	switch v := o.(type) {
+	case *widget.Label:
+		out = append(out, v.Text)
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			out = append(out, labels(c)...)
+		}
+	}
+	return out
+}
+
 // Two jobs queued; cancelling the running one stops it at a step boundary,
 // leaves no file, and the queue goes on to render the next.
 func TestCancelAndQueueRecovers(t *testing.T) {
@@ -159,33 +176,41 @@ func TestCancelAndQueueRecovers(t *testing.T) {
 		h.s.ed.prompt.SetText("something else")
 	})
 	h.waitSettled()
-	var first, second, third *jobRow
+	var first, second, third app.JobInfo
 	h.run(func() {
-		if len(h.s.jobs) != 3 {
-			t.Fatalf("%d jobs queued, want 3", len(h.s.jobs))
+		jobs := h.s.queue.Jobs()
+		if len(jobs) != 3 {
+			t.Fatalf("%d jobs queued, want 3", len(jobs))
 		}
-		third = h.s.jobs[2]
-		row := h.s.queueBox.Objects[2]
-		test.Tap(buttonWith(t, row, theme.DocumentCreateIcon(), ""))
+		first, second, third = jobs[0], jobs[1], jobs[2]
+		// Moving the third job up reorders the queue, and the view shows
+		// the queue's order.
+		test.Tap(buttonWith(t, h.s.queueBox.Objects[2], theme.MoveUpIcon(), ""))
+		if p := h.s.queue.Pending(); len(p) != 2 || p[0] != third.ID || p[1] != second.ID {
+			t.Errorf("queue after moving the third job up: %v, want [%s %s]", p, third.ID, second.ID)
+		}
+		if got := strings.Join(labels(h.s.queueBox.Objects[1]), " "); !strings.Contains(got, third.Request.Prompt) {
+			t.Errorf("second row after the move: %q, want the third job", got)
+		}
+		test.Tap(buttonWith(t, h.s.queueBox.Objects[1], theme.DocumentCreateIcon(), ""))
 	})
-	h.waitFor("the edited job to leave the queue", 10*time.Second, func() bool { return third.status == app.StatusCanceled })
+	h.waitFor("the edited job to leave the queue", 10*time.Second, func() bool { return h.status(third.ID) == app.StatusCanceled })
 	h.waitSettled()
 	h.run(func() {
 		if h.s.ed.prompt.Text != "a third clip, edited before it ran" {
 			t.Errorf("editing a queued job: prompt %q", h.s.ed.prompt.Text)
 		}
-		first, second = h.s.jobs[0], h.s.jobs[1]
-		if h.s.running != first.id || second.status != app.StatusQueued {
-			t.Fatalf("running %q, second %s", h.s.running, second.status)
+		if st := h.status(second.ID); h.s.running != first.ID || st != app.StatusQueued {
+			t.Fatalf("running %q, second %s", h.s.running, st)
 		}
 		test.Tap(h.s.cancelBtn)
 	})
-	h.waitFor("the first job to stop", 30*time.Second, func() bool { return first.status == app.StatusCanceled })
-	if _, err := os.Stat(first.output); !os.IsNotExist(err) {
-		t.Errorf("a canceled job left %s (%v)", first.output, err)
+	h.waitFor("the first job to stop", 30*time.Second, func() bool { return h.status(first.ID) == app.StatusCanceled })
+	if _, err := os.Stat(first.Request.Output); !os.IsNotExist(err) {
+		t.Errorf("a canceled job left %s (%v)", first.Request.Output, err)
 	}
-	h.waitFor("the second job to finish", 90*time.Second, func() bool { return second.status == app.StatusDone })
-	h.waitFor("its clip on the timeline", 30*time.Second, func() bool { return h.s.lastOutput == second.output })
+	h.waitFor("the second job to finish", 90*time.Second, func() bool { return h.status(second.ID) == app.StatusDone })
+	h.waitFor("its clip on the timeline", 30*time.Second, func() bool { return h.s.lastOutput == second.Request.Output })
 	h.run(func() {
 		if h.s.running != "" || h.s.cancelBtn.Disabled() == false || h.s.renderBtn.Disabled() {
 			t.Errorf("after the queue drained: running %q, cancel enabled %v, render disabled %v", h.s.running, !h.s.cancelBtn.Disabled(), h.s.renderBtn.Disabled())
@@ -199,7 +224,7 @@ func TestCancelAndQueueRecovers(t *testing.T) {
 	for _, e := range entries {
 		got[e.ID] = e.Status
 	}
-	if got[first.id] != app.StatusCanceled || got[second.id] != app.StatusDone {
+	if got[first.ID] != app.StatusCanceled || got[second.ID] != app.StatusDone {
 		t.Errorf("history: %v", got)
 	}
 }

@@ -3,7 +3,6 @@ package ui
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -89,7 +88,7 @@ func (s *Studio) ShowSettings() {
 	mem := widget.NewEntry()
 	mem.SetPlaceHolder("empty: this Mac's budget")
 	if mc, err := app.LookupMachine(s.cfg.Machine); err == nil {
-		mem.SetPlaceHolder(fmt.Sprintf("empty: this Mac's budget, %.1f GB", float64(mc.Budget())/(1<<30)))
+		mem.SetPlaceHolder("empty: this Mac's budget, " + app.GBText(mc.Budget()))
 	}
 	if s.memoryGB > 0 {
 		mem.SetText(strconv.FormatFloat(s.memoryGB, 'f', -1, 64))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 
 	"h3studio/app"
 	"h3studio/engine/plan"
-	"h3studio/media"
 )
 
 // PlanFunc plans a request as the render would: the plan when it fits or
@@ -99,7 +97,6 @@ type Studio struct {
 	planned    int  // the edit the shown plan answers
 	fits       bool // the shown plan fits and the fields parse
 	loading    int  // reference files being probed
-	jobs       []*jobRow
 	running    string
 	previews   int
 	planTimer  *time.Timer
@@ -270,9 +267,11 @@ func (s *Studio) showMode() {
 
 // Request is the request as edited, with the field errors found reading it.
 func (s *Studio) Request() (app.Request, error) {
-	r := app.Request{Model: s.model, Machine: s.cfg.Machine, Output: filepath.Join(s.cfg.OutputDir, "h3studio-plan.mp4"),
-		RefImageSize: s.cfg.RefImageSize, RefClipSize: s.cfg.RefClipSize}
+	r := app.Request{Model: s.model, Machine: s.cfg.Machine, RefImageSize: s.cfg.RefImageSize, RefClipSize: s.cfg.RefClipSize}
 	err := s.ed.apply(&r)
+	// Named now, with the seed just read: the plan checks the folder the
+	// render will write to, and Render submits this very request.
+	r.Output = app.OutputPath(s.cfg.OutputDir, r.Seed, time.Now())
 	if s.mode.Selected == modeAnchs {
 		if s.first.item != nil {
 			r.FirstFrame = s.first.item.Path
@@ -336,15 +335,11 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 	case err != nil:
 		s.plan.clear("Cannot render yet")
 		s.fits = false
-		s.reason.SetText(sentence(err))
+		s.reason.SetText(app.Advice(err))
 	case p.Verdict != plan.Fits:
 		s.plan.show(p, s.refLabels())
 		s.fits = false
-		msg := "Does not fit this Mac: " + p.Error
-		if p.Repair != nil && p.Repair.Text != "" && !strings.Contains(p.Error, p.Repair.Text) {
-			msg += "; " + p.Repair.Text
-		}
-		s.reason.SetText(msg)
+		s.reason.SetText(app.Advice(&app.RefusedError{Plan: p}))
 	default:
 		s.plan.show(p, s.refLabels())
 		s.fits = true
@@ -370,21 +365,6 @@ func relayout(sc *container.Scroll) {
 	if sc != nil {
 		sc.Refresh()
 	}
-}
-
-// sentence turns an error (possibly several joined) into plain text
-// without package prefixes, for people rather than developers.
-func sentence(err error) string {
-	var lines []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		for _, p := range []string{"layout: ", "plan: ", "media: ", "app: ", "engine: "} {
-			l = strings.TrimPrefix(l, p)
-		}
-		if l != "" {
-			lines = append(lines, strings.ToUpper(l[:1])+l[1:])
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (s *Studio) menu() *fyne.MainMenu {
@@ -453,13 +433,13 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 		s.cfg.Exec.Do(func() {
 			s.loading--
 			for _, it := range items {
-				if k := kinds[it.Path]; (k == app.RefVideo || k == app.RefVideoAudio) && it.Info.Kind == media.KindVideoAudio {
+				if k, ok := app.RefKind(it.Info, kinds[it.Path]); ok {
 					it.Kind = k
 				}
 				s.route(it)
 			}
 			if len(errs) > 0 {
-				s.notice.SetText(sentence(errors.Join(errs...)))
+				s.notice.SetText(app.Advice(errors.Join(errs...)))
 			} else {
 				s.notice.SetText(fmt.Sprintf("Added %d file(s).", len(items)))
 			}

@@ -184,7 +184,7 @@ func TestLimitDisablesRender(t *testing.T) {
 			t.Errorf("reason %q", r)
 		}
 		h.s.Render() // a shortcut must not bypass the button's state
-		if len(h.s.jobs) != 0 {
+		if len(h.s.queue.Jobs()) != 0 {
 			t.Error("a refused request was queued")
 		}
 		h.s.ed.width.SetText("wide")

@@ -51,15 +51,16 @@ func (c Canvas) LatentW() int { return c.Width / 16 }
 // LatentH is the latent height; see LatentW.
 func (c Canvas) LatentH() int { return c.Height / 16 }
 
-// ValidateModel checks a canvas the DiT and VAE can run on.
+// ValidateModel checks a canvas the DiT and VAE can run on; a canvas it
+// refuses breaks a rule of the model, so the error is a *LimitError.
 func (c Canvas) ValidateModel() error {
 	switch {
 	case c.Width < CanvasMultiple || c.Height < CanvasMultiple:
-		return fmt.Errorf("layout: canvas %s is too small; width and height must be at least %d", c, CanvasMultiple)
+		return limitf("canvas %s is too small; width and height must be at least %d", c, CanvasMultiple)
 	case c.Width%CanvasMultiple != 0 || c.Height%CanvasMultiple != 0:
-		return fmt.Errorf("layout: canvas %s: width and height must be multiples of %d (try %s)", c, CanvasMultiple, RoundCanvas(c))
+		return limitf("canvas %s: width and height must be multiples of %d (try %s)", c, CanvasMultiple, RoundCanvas(c))
 	case c.Pixels() > MaxCanvasPixels:
-		return fmt.Errorf("layout: canvas %s has %d pixels, over the model's cap of 768x1344 = %d (try %s)", c, c.Pixels(), MaxCanvasPixels, AdaptCanvas(c))
+		return limitf("canvas %s has %d pixels, over the model's cap of 768x1344 = %d (try %s)", c, c.Pixels(), MaxCanvasPixels, AdaptCanvas(c))
 	}
 	return nil
 }

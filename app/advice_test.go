@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"h3studio/engine"
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/media"
+)
+
+func TestRefusal(t *testing.T) {
+	p := &plan.Plan{Error: "peak 9.0 GB exceeds the 8.0 GB budget", Repair: &plan.Repair{Text: "a 2 s clip fits"}}
+	want := "the request does not fit this machine: peak 9.0 GB exceeds the 8.0 GB budget; a 2 s clip fits"
+	if got := Refusal(p); got != want {
+		t.Errorf("Refusal = %q, want %q", got, want)
+	}
+	// A repair the error already names is not said twice.
+	p.Error = "peak 9.0 GB exceeds the budget (a 2 s clip fits)"
+	if got, want := Refusal(p), "the request does not fit this machine: "+p.Error; got != want {
+		t.Errorf("Refusal = %q, want %q", got, want)
+	}
+	if got := (&RefusedError{p}).Error(); got != Refusal(p) {
+		t.Errorf("RefusedError says %q, Refusal %q", got, Refusal(p))
+	}
+}
+
+func TestAdvice(t *testing.T) {
+	refused := &plan.Plan{Error: "peak 9.0 GB exceeds the 8.0 GB budget"}
+	big := layout.Canvas{Width: 768, Height: 1536}
+	missingPath := filepath.Join(t.TempDir(), "gone.png")
+	_, missing := media.Probe(context.Background(), missingPath)
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"none", nil, ""},
+		{"refused", &RefusedError{refused}, "The request does not fit this machine: " + refused.Error},
+		{"canceled", fmt.Errorf("denoise: %w", engine.ErrCanceled), "Canceled; nothing was written"},
+		{"context canceled", context.Canceled, "Canceled; nothing was written"},
+		{"out of memory", fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory),
+			"The machine ran out of memory although the plan fit its budget; lower the memory budget (Settings, or --memory-gb), or render a smaller canvas or a shorter clip"},
+		{"no ffmpeg", fmt.Errorf("reference 1: %w: no ffprobe on PATH", media.ErrNoFFmpeg),
+			"FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"},
+		{"model rule", &RequestError{big.ValidateModel()},
+			"Canvas 768x1536 has 1179648 pixels, over the model's cap of 768x1344 = 1032192 (try " + layout.AdaptCanvas(big).String() + ")"},
+		{"joined fields", &RequestError{errors.Join(errors.New("the length must be positive"), errors.New("--steps 0 is outside 1..1000"))},
+			"The length must be positive\n--steps 0 is outside 1..1000"},
+		{"missing file", missing, missingPath + " is missing; it was moved or deleted"},
+		{"unreadable file", fmt.Errorf("media: probe /x/a.png: %w", &fs.PathError{Op: "open", Path: "/x/a.png", Err: fs.ErrPermission}),
+			"/x/a.png cannot be read: permission denied"},
+		{"untyped", errors.New("engine: snapshot x: no config.json"), "Engine: snapshot x: no config.json"},
+	} {
+		if got := Advice(c.err); got != c.want {
+			t.Errorf("%s: Advice = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The CLI gives the same out-of-memory advice as the window, keeping the
+// engine's error for whoever reads the log.
+func TestRenderExitOutOfMemory(t *testing.T) {
+	err := renderExit(fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory))
+	var exit *exitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed || !strings.HasPrefix(err.Error(), outOfMemoryText) || !errors.Is(err, engine.ErrOutOfMemory) {
+		t.Errorf("renderExit = %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"fmt"
+
+	"h3studio/engine"
+)
+
+// GBText prints bytes in the GB Apple sells and Activity Monitor shows
+// (2^30 bytes), the unit the machine profiles' sizes are in. The CLI and
+// the window both print sizes with it, so they never disagree on a unit.
+func GBText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
+
+// DurationText prints an estimate or a wall time in seconds at the
+// precision that means something: tenths below 10 s, where the tiny
+// model's phases fall and "0 s" would hide them; whole seconds, minutes
+// and tenths of an hour above.
+func DurationText(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.0f min", s/60)
+	case s >= 10:
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
+
+// StatsText is a finished run in a few words: its wall time and, where the
+// OS reports it, the peak memory.
+func StatsText(st *engine.Stats) string {
+	if st == nil {
+		return ""
+	}
+	s := DurationText(st.Total.Seconds())
+	if st.PeakBytes > 0 {
+		s += ", peak memory " + GBText(st.PeakBytes)
+	}
+	return s
+}
+
+// PhaseTitle names an engine phase for people.
+func PhaseTitle(p engine.Phase) string {
+	switch p {
+	case engine.PhasePlan:
+		return "Planning"
+	case engine.PhaseLoad:
+		return "Loading weights"
+	case engine.PhaseReferences:
+		return "Reading references"
+	case engine.PhaseEncode:
+		return "Encoding prompt"
+	case engine.PhaseDenoise:
+		return "Denoising"
+	case engine.PhaseDecode:
+		return "Decoding"
+	case engine.PhaseMux:
+		return "Writing MP4"
+	}
+	return string(p)
+}

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"testing"
+	"time"
+
+	"h3studio/engine"
+)
+
+func TestDurationText(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{
+		{0, "0.0 s"},
+		{0.34, "0.3 s"},
+		{9.94, "9.9 s"},
+		{10, "10 s"},
+		{59.4, "59 s"},
+		{60, "1 min"},
+		{170, "3 min"},
+		{3599, "60 min"},
+		{3600, "1.0 h"},
+		{5400, "1.5 h"},
+	} {
+		if got := DurationText(c.s); got != c.want {
+			t.Errorf("DurationText(%v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+func TestGBText(t *testing.T) {
+	for _, c := range []struct {
+		b    int64
+		want string
+	}{
+		{0, "0.0 GB"},
+		{1 << 30, "1.0 GB"},
+		{1387601240, "1.3 GB"},
+		{128 << 30, "128.0 GB"},
+	} {
+		if got := GBText(c.b); got != c.want {
+			t.Errorf("GBText(%d) = %q, want %q", c.b, got, c.want)
+		}
+	}
+}
+
+func TestStatsText(t *testing.T) {
+	if got := StatsText(nil); got != "" {
+		t.Errorf("no stats: %q", got)
+	}
+	if got, want := StatsText(&engine.Stats{Total: 2340 * time.Millisecond}), "2.3 s"; got != want {
+		t.Errorf("no peak: %q, want %q", got, want)
+	}
+	if got, want := StatsText(&engine.Stats{Total: 75 * time.Second, PeakBytes: 3 << 29}), "1 min, peak memory 1.5 GB"; got != want {
+		t.Errorf("with peak: %q, want %q", got, want)
+	}
+}
