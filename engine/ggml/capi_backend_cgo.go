@@ -125,6 +125,10 @@ func cBufferMarkWeights(buf unsafe.Pointer) {
 	C.ggml_backend_buffer_set_usage(C.ggml_backend_buffer_t(buf), C.H3_BUFFER_USAGE_WEIGHTS)
 }
 
+func cBufferHoldsWeights(buf unsafe.Pointer) bool {
+	return C.ggml_backend_buffer_get_usage(C.ggml_backend_buffer_t(buf)) == C.H3_BUFFER_USAGE_WEIGHTS
+}
+
 func cBufferFree(buf unsafe.Pointer) { C.ggml_backend_buffer_free(C.ggml_backend_buffer_t(buf)) }
 func cBufferSize(buf unsafe.Pointer) int {
 	return int(C.ggml_backend_buffer_get_size(C.ggml_backend_buffer_t(buf)))

@@ -149,6 +149,8 @@ func cAllocCtxTensors(ctx, buft unsafe.Pointer) unsafe.Pointer { panic(ErrNoCgo)
 
 func cBufferMarkWeights(buf unsafe.Pointer) { panic(ErrNoCgo) }
 
+func cBufferHoldsWeights(buf unsafe.Pointer) bool { panic(ErrNoCgo) }
+
 func cBufferFree(buf unsafe.Pointer) { panic(ErrNoCgo) }
 
 func cBufferSize(buf unsafe.Pointer) int { panic(ErrNoCgo) }

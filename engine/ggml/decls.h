@@ -199,6 +199,7 @@ const struct ggml_type_traits * ggml_get_type_traits(unsigned int type);
 // ggml-backend.h
 void ggml_backend_buffer_free(ggml_backend_buffer_t buffer);
 void ggml_backend_buffer_set_usage(ggml_backend_buffer_t buffer, unsigned int usage);
+unsigned int ggml_backend_buffer_get_usage(ggml_backend_buffer_t buffer);
 void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer);
 size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer);
 bool ggml_backend_buffer_is_host(ggml_backend_buffer_t buffer);
