@@ -228,3 +228,12 @@ func (v QwenVision) Params() int64 {
 	patch := h*int64(v.InChannels*v.TemporalPatch*v.Patch*v.Patch) + h
 	return int64(v.Depth)*block + int64(1+len(v.Deepstack))*merger + norms + patch + int64(v.NumPositions)*h
 }
+
+// Grid is the patch grid of a height x width picture.
+func (v QwenVision) Grid(height, width int) (gh, gw int) { return height / v.Patch, width / v.Patch }
+
+// HeadDim is the vision attention head width.
+func (v QwenVision) HeadDim() int { return v.Hidden / v.Heads }
+
+// MergeCell is the patches merged into one language token (2x2).
+func (v QwenVision) MergeCell() int { return v.SpatialMerge * v.SpatialMerge }

@@ -104,7 +104,7 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	default:
 		return nil, fmt.Errorf("dit: cannot store weights as %s (use bf16, f16, q8_0 or q4_K)", o.WeightType)
 	}
-	if err := cfg.Validate(src); err != nil {
+	if err := Validate(cfg, src); err != nil {
 		return nil, err
 	}
 	m := &Model{Cfg: cfg, b: b, src: src, opt: o, active: make([]bool, cfg.Layers),
