@@ -162,14 +162,14 @@ func (c *AudioVAE) Params() int64 {
 		out := ch / 2
 		n += int64(ch)*int64(out)*int64(m.DecoderKernels[i]) + int64(ch) + int64(out) // transposed: g per input channel
 		for _, k := range AudioResKernels {
-			acts := int64(2*len(AudioResDilations)) * (2*int64(out) + 2*audioFilterTaps)
+			acts := int64(2*len(AudioResDilations)) * (2*int64(out) + 2*AudioFilterTaps)
 			n += acts + int64(2*len(AudioResDilations))*wn(out, out, k)
 		}
 		ch = out
 	}
-	return n + 2*int64(ch) + 2*audioFilterTaps + int64(ch)*7 + 1 // activation_post, conv_post (no bias)
+	return n + 2*int64(ch) + 2*AudioFilterTaps + int64(ch)*7 + 1 // activation_post, conv_post (no bias)
 }
 
-// audioFilterTaps is the Kaiser-sinc length of each anti-aliased
+// AudioFilterTaps is the Kaiser-sinc length of each anti-aliased
 // activation's up- and down-sampling filter (stored as tensors).
-const audioFilterTaps = 12
+const AudioFilterTaps = 12
