@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights/gguf"
 	"h3studio/engine/weights/safetensors"
@@ -28,7 +29,7 @@ func writeRepackDiT(t *testing.T, path string, md map[string]string) {
 }
 
 func TestQKVLayoutFromProvenance(t *testing.T) {
-	cfg, _ := json.Marshal(map[string]any{"transformer": TinyDiTConfig(), "image_model": "minimax_h3"})
+	cfg, _ := json.Marshal(map[string]any{"transformer": arch.TinyDiT(), "image_model": "minimax_h3"})
 	cases := []struct {
 		name   string
 		make   func(root string)

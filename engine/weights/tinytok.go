@@ -45,10 +45,10 @@ const (
 )
 
 // tinySpecialID returns the tiny vocabulary's id of a special token.
-func tinySpecialID(content string) int64 {
+func tinySpecialID(content string) int {
 	for i, s := range qwenSpecials {
 		if s.content == content {
-			return int64(tinySpecialBase + i)
+			return tinySpecialBase + i
 		}
 	}
 	panic("weights: unknown special token " + content)
