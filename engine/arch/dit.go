@@ -220,3 +220,24 @@ func countShapes(m map[string][]int64) int64 {
 	}
 	return n
 }
+
+// BlockParams splits one DiT block into its per-token linears and norms
+// (core, 385.35 M in the release) and its AdaLN projection (260.2 M).
+func (c *DiT) BlockParams() (core, adaln int64) {
+	for name, s := range c.Shapes() {
+		switch {
+		case strings.HasPrefix(name, "blocks.0.adaln_proj."):
+			adaln += countShapes(map[string][]int64{name: s})
+		case strings.HasPrefix(name, "blocks.0."):
+			core += countShapes(map[string][]int64{name: s})
+		}
+	}
+	return core, adaln
+}
+
+// TrunkParams is everything outside the blocks: refiner, projections,
+// time embedder, rope table and final layer.
+func (c *DiT) TrunkParams() int64 {
+	core, adaln := c.BlockParams()
+	return c.Params() - int64(c.Layers)*(core+adaln)
+}
