@@ -63,15 +63,12 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if err != nil {
 		return nil, err
 	}
-	comp, src, err := g.component(weights.TextEncoder)
+	_, src, err := g.component(weights.TextEncoder)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	cfg, err := textenc.LoadConfig(comp.Config)
-	if err != nil {
-		return nil, err
-	}
+	cfg := *g.model().Qwen
 	res := textenc.Resident
 	if g.plan.Residency.TextEncoder == plan.Streamed {
 		res = textenc.Streamed
