@@ -3,11 +3,12 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"h3studio/engine/arch"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"h3studio/engine/arch"
 )
 
 func tinySnapshot(t *testing.T) string {
