@@ -3,6 +3,9 @@ package arch
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,5 +97,32 @@ func TestParseQwenRopeParameters(t *testing.T) {
 	}
 	if q.Text.RoPETheta != 1e6 || q.Text.RoPE.Section != [3]int{16, 24, 24} || !q.Text.RoPE.Interleaved || q.Vision.RoPETheta != 500 {
 		t.Errorf("text theta %g, rope %+v, vision theta %g", q.Text.RoPETheta, q.Text.RoPE, q.Vision.RoPETheta)
+	}
+}
+
+// ReadModel reads the configs a snapshot has, takes the release's for the
+// rest and says which, and refuses a config that is present but wrong.
+func TestReadModel(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	b, err := json.Marshal(TinyDiT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadModel(Files{DiT: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.DiT.Hidden != 64 || m.Qwen.Text.Hidden != 5120 || !slices.Equal(m.Assumed, []string{"text_encoder", "video_vae", "audio_vae"}) {
+		t.Errorf("DiT hidden %d, Qwen hidden %d, assumed %v", m.DiT.Hidden, m.Qwen.Text.Hidden, m.Assumed)
+	}
+	if err := os.WriteFile(path, []byte(`{"hidden_size": 64}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadModel(Files{DiT: path}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("incomplete DiT config: %v", err)
 	}
 }

@@ -36,41 +36,41 @@ type Files struct {
 // the release's config and is listed in Model.Assumed; a file that is
 // present but wrong is an error.
 func ReadModel(f Files) (*Model, error) {
-	rel, err := Release()
-	if err != nil {
-		return nil, err
-	}
 	m := &Model{}
-	assume := func(name string) { m.Assumed = append(m.Assumed, name) }
-	if m.DiT = rel.DiT; f.DiT != "" {
-		if m.DiT, err = readWith(f.DiT, ParseDiT); err != nil {
-			return nil, err
-		}
-	} else {
-		assume("transformer")
+	steps := []struct {
+		name, path string
+		read       func(path string) error
+		assume     func(release *Model)
+	}{
+		{"transformer", f.DiT,
+			func(p string) (err error) { m.DiT, err = readWith(p, ParseDiT); return err },
+			func(r *Model) { m.DiT = r.DiT }},
+		{"text_encoder", f.Qwen,
+			func(p string) error { q, err := readWith(p, ParseQwen); m.Qwen = &q; return err },
+			func(r *Model) { m.Qwen = r.Qwen }},
+		{"video_vae", f.VideoVAE,
+			func(p string) (err error) { m.VideoVAE, err = ReadVideoVAE(p); return err },
+			func(r *Model) { m.VideoVAE = r.VideoVAE }},
+		{"audio_vae", f.AudioVAE,
+			func(p string) (err error) { m.AudioVAE, err = ReadAudioVAE(p); return err },
+			func(r *Model) { m.AudioVAE = r.AudioVAE }},
 	}
-	if m.Qwen = rel.Qwen; f.Qwen != "" {
-		q, err := readWith(f.Qwen, ParseQwen)
-		if err != nil {
-			return nil, err
+	var rel *Model // parsed only when a component needs it
+	for _, s := range steps {
+		if s.path != "" {
+			if err := s.read(s.path); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		m.Qwen = &q
-	} else {
-		assume("text_encoder")
-	}
-	if m.VideoVAE = rel.VideoVAE; f.VideoVAE != "" {
-		if m.VideoVAE, err = ReadVideoVAE(f.VideoVAE); err != nil {
-			return nil, err
+		if rel == nil {
+			var err error
+			if rel, err = Release(); err != nil {
+				return nil, err
+			}
 		}
-	} else {
-		assume("video_vae")
-	}
-	if m.AudioVAE = rel.AudioVAE; f.AudioVAE != "" {
-		if m.AudioVAE, err = ReadAudioVAE(f.AudioVAE); err != nil {
-			return nil, err
-		}
-	} else {
-		assume("audio_vae")
+		s.assume(rel)
+		m.Assumed = append(m.Assumed, s.name)
 	}
 	return m, nil
 }
