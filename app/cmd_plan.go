@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
-	"h3studio/engine/tokenizer"
 	"h3studio/media"
 )
 
@@ -44,13 +41,19 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *memGB < 0 || *maxSeq < 0 {
 		return &UsageError{Msg: "--memory-gb and --max-sequence must not be negative"}
 	}
-	// The preset's knobs (steps, layers, reuse, canvas) change the plan the
-	// same way they change the render.
-	r, err := ApplyPreset(r)
-	if err != nil {
+	if _, err := ApplyPreset(r); err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	p, err := makePlan(ctx, r.WithDefaults(), *memGB, plan.Options{MaxSequence: *maxSeq, NoFit: *noFit})
+	cacheDir, err := userCacheDir()
+	if err != nil {
+		return err
+	}
+	// The renderer's planning path, so the plan is the one a render of
+	// the same request runs (its presets, tokenizer, partition check).
+	rd := &Renderer{CacheDir: cacheDir, MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	defer rd.Close()
+	p, err := rd.Plan(ctx, r)
 	if err != nil {
 		if *asJSON && plan.IsLimit(err) {
 			// Scripts get the refusal as data too.
@@ -76,29 +79,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// makePlan resolves the machine and model, reads reference headers and
-// plans the request.
-func makePlan(ctx context.Context, r Request, memGB float64, opt plan.Options) (*plan.Plan, error) {
-	mc, err := LookupMachine(r.Machine)
-	if err != nil {
-		return nil, err
-	}
-	if memGB > 0 {
-		mc = mc.WithBudgetGB(memGB)
-	}
-	model, err := plan.LookupModel(r.Model)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := PlanRequest(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return plan.Make(pr, mc, model, opt)
-}
-
 // PlanRequest converts a Request for the planner, probing every reference
-// and anchor's header (no decode).
+// and anchor's header (no decode; through the probe cache).
 func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 	policy, err := layout.ParseImagePolicy(r.RefImageSize)
 	if err != nil {
@@ -109,20 +91,19 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		return plan.Request{}, err
 	}
 	pr := plan.Request{
-		Canvas:       layout.Canvas{Width: r.Width, Height: r.Height},
-		RenderCanvas: layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
-		Frames:       r.RequestedFrames(),
-		ImagePolicy:  policy,
-		ClipPolicy:   clips,
-		Steps:        r.Steps,
-		Layers:       r.Layers,
-		Reuse:        r.Reuse,
-		First:        r.FirstFrame,
-		Last:         r.LastFrame,
-	}
-	pr.PromptTokens, pr.PromptEstimated = promptTokens(r)
-	if len(r.References) > 0 || r.FirstFrame != "" || r.LastFrame != "" {
-		configureMedia()
+		Canvas:         layout.Canvas{Width: r.Width, Height: r.Height},
+		RenderCanvas:   layout.Canvas{Width: r.RenderWidth, Height: r.RenderHeight},
+		Frames:         r.RequestedFrames(),
+		ImagePolicy:    policy,
+		ClipPolicy:     clips,
+		Prompt:         r.Prompt,
+		Steps:          r.Steps,
+		Layers:         r.Layers,
+		Reuse:          r.Reuse,
+		CoreReuse:      r.CoreReuse,
+		TokenReduction: r.TokenReduction,
+		First:          r.FirstFrame,
+		Last:           r.LastFrame,
 	}
 	for _, a := range []struct {
 		path string
@@ -131,7 +112,7 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		if a.path == "" {
 			continue
 		}
-		info, err := media.Probe(ctx, a.path)
+		info, err := Probe(ctx, a.path)
 		if err != nil {
 			return pr, err
 		}
@@ -153,7 +134,7 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 // probeReference reads one reference's header and checks it is what its
 // flag says.
 func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, error) {
-	info, err := media.Probe(ctx, ref.Path)
+	info, err := Probe(ctx, ref.Path)
 	if err != nil {
 		return plan.Reference{}, err
 	}
@@ -182,7 +163,7 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 			}
 			break
 		}
-		a, err := media.Probe(ctx, ref.AudioPath)
+		a, err := Probe(ctx, ref.AudioPath)
 		if err != nil {
 			return pref, err
 		}
@@ -206,44 +187,6 @@ func planMedia(info media.Info) plan.Media {
 		m.AudioSeconds = info.DurationS
 	}
 	return m
-}
-
-// promptTokens counts the prompt with the model's own tokenizer when the
-// model is a directory that has one, else estimates it.
-func promptTokens(r Request) (int, bool) {
-	if r.Prompt == "" {
-		return 0, false
-	}
-	if st, err := os.Stat(r.Model); err == nil && st.IsDir() {
-		for _, rel := range []string{"tokenizer/tokenizer.json", "FL2VA/tokenizer/tokenizer.json", "Ref2VA/tokenizer/tokenizer.json",
-			"text_encoder/tokenizer.json", "FL2VA/text_encoder/tokenizer.json", "tokenizer.json"} {
-			if t, err := tokenizer.Load(filepath.Join(r.Model, rel)); err == nil {
-				return len(t.Encode(r.Prompt)), false
-			}
-		}
-	}
-	return estimateTokens(r.Prompt), true
-}
-
-// estimateTokens approximates Qwen's byte-level BPE on prose: about one
-// token per 4 bytes of words, one per punctuation mark, one per digit.
-func estimateTokens(s string) int {
-	n := 0.0
-	for _, w := range strings.Fields(s) {
-		letters := 0
-		for _, c := range w {
-			switch {
-			case c >= '0' && c <= '9':
-				n++
-			case c < 128 && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
-				n++
-			default:
-				letters++
-			}
-		}
-		n += math.Ceil(float64(letters) / 4)
-	}
-	return max(1, int(n))
 }
 
 // gbText prints bytes in the GB Apple sells and Activity Monitor shows

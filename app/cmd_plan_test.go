@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"h3studio/engine/plan"
 	"image"
 	"image/png"
 	"io"
@@ -133,8 +134,8 @@ func TestPlanCommandPreset(t *testing.T) {
 			fast = float64(p.Steps)
 		}
 	}
-	if got := forwards(); got != DefaultSteps {
-		t.Errorf("no preset: %v forwards, want %d", got, DefaultSteps)
+	if got := forwards(); got != plan.DefaultSteps {
+		t.Errorf("no preset: %v forwards, want %d", got, plan.DefaultSteps)
 	}
 	if got := forwards("--preset", "fast"); got != fast || fast == 0 {
 		t.Errorf("--preset fast: %v forwards, want the preset's %v", got, fast)
@@ -242,7 +243,10 @@ func TestPlanCommandRefusal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "verdict: fits") {
 		t.Errorf("repair applied: exit %d\n%s%s", code, out, errs)
 	}
-	// A rule, not memory: one line on stderr, exit 1.
+	// A rule, not memory: one line on stderr, exit 1. Without -d the plan
+	// is the tiny model's, which lands in the user's cache folder.
+	t.Setenv("XDG_CACHE_HOME", e2eCache(t))
+	t.Setenv("HOME", e2eCache(t))
 	code, _, errs = runCmd(t, "plan", "--width", "1344", "--height", "800")
 	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "768x1344") {
 		t.Errorf("bad canvas: exit %d %q", code, errs)

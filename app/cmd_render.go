@@ -101,11 +101,11 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*history = filepath.Join(cacheDir, "history")
 	}
 	rd := &Renderer{CacheDir: cacheDir, Threads: *threads, MemoryGB: *memGB,
-		Plan: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
+		PlanOptions: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
-	// Validate and plan before a job exists: a bad request never reaches
-	// the history or loads a weight.
+	// Validate and plan before a job exists, once: a bad request never
+	// reaches the history or loads a weight, and the queue runs this plan.
 	job, err := rd.Prepare(ctx, r)
 	if err != nil {
 		return renderExit(err)
@@ -121,16 +121,16 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	sweepInterrupted(hist, staleTemp)
 	rep := newReporter(*progress, stdout, stderr)
-	return renderExit(runJob(ctx, hist, rd, r, rep))
+	return renderExit(runJob(ctx, hist, job, r, rep))
 }
 
-// runJob submits one request to a queue and waits for it, cancelling it
-// when ctx ends (Ctrl-C).
-func runJob(ctx context.Context, hist *History, rd *Renderer, r Request, rep *reporter) error {
+// runJob submits one prepared request to a queue and waits for it,
+// cancelling it when ctx ends (Ctrl-C).
+func runJob(ctx context.Context, hist *History, job *Job, r Request, rep *reporter) error {
 	// The queue runs only this job, so every event is about it (the id is
 	// not known yet when the queue reports the job as queued).
 	done := make(chan JobEvent, 1)
-	q := NewQueue(hist, rd.Render, func(ev JobEvent) {
+	q := NewQueue(hist, job.Render, func(ev JobEvent) {
 		if ev.Event != nil {
 			rep.event(ev.JobID, *ev.Event)
 			return

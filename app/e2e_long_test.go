@@ -2,7 +2,10 @@
 
 package app
 
-import "testing"
+import (
+	"h3studio/engine/plan"
+	"testing"
+)
 
 // Longer end-to-end renders (make test-long): the default request at its
 // full 512x512 size and 20 steps, a 10 s clip whose soundtrack is decoded
@@ -12,7 +15,7 @@ import "testing"
 func TestLongRenderDefaultRequest(t *testing.T) {
 	rd := newRenderer(t)
 	r := tinyRequest(t, "default.mp4")
-	r.Width, r.Height, r.Steps = DefaultWidth, DefaultHeight, DefaultSteps
+	r.Width, r.Height, r.Steps = DefaultWidth, DefaultHeight, plan.DefaultSteps
 	render(t, rd, r)
 	checkMP4(t, r.Output, DefaultWidth, DefaultHeight, DefaultFrames)
 }

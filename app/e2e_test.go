@@ -318,7 +318,7 @@ func TestRenderFitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Below what matching the images gives: the clip must be pooled too.
-	rd.Plan = plan.Options{MaxSequence: mp.Plan.TextTokens.Total - 8}
+	rd.PlanOptions = plan.Options{MaxSequence: mp.Plan.TextTokens.Total - 8}
 	job, ev := render(t, rd, r)
 	checkMP4(t, r.Output, 64, 64, 56)
 	kinds := map[string]bool{}
@@ -329,9 +329,9 @@ func TestRenderFitted(t *testing.T) {
 	for _, m := range msgs {
 		t.Logf("decision event: %s", m.Message)
 	}
-	t.Logf("Qwen sequence %d (images matched: %d) -> %d under limit %d", free.Plan.TextTokens.Total, mp.Plan.TextTokens.Total, job.Plan.TextTokens.Total, rd.Plan.MaxSequence)
-	if job.Plan.TextTokens.Total > rd.Plan.MaxSequence || len(msgs) != len(job.Plan.Decisions) || len(msgs) == 0 {
-		t.Errorf("%d Qwen tokens under a limit of %d, %d decision events for %d decisions", job.Plan.TextTokens.Total, rd.Plan.MaxSequence, len(msgs), len(job.Plan.Decisions))
+	t.Logf("Qwen sequence %d (images matched: %d) -> %d under limit %d", free.Plan.TextTokens.Total, mp.Plan.TextTokens.Total, job.Plan.TextTokens.Total, rd.PlanOptions.MaxSequence)
+	if job.Plan.TextTokens.Total > rd.PlanOptions.MaxSequence || len(msgs) != len(job.Plan.Decisions) || len(msgs) == 0 {
+		t.Errorf("%d Qwen tokens under a limit of %d, %d decision events for %d decisions", job.Plan.TextTokens.Total, rd.PlanOptions.MaxSequence, len(msgs), len(job.Plan.Decisions))
 	}
 	if !kinds[plan.DecidePoolTemporal] && !kinds[plan.DecidePoolSpatial] || !kinds[plan.DecideImageCap] && !kinds[plan.DecideImagePolicy] {
 		t.Errorf("decisions %v; want clip pooling and image down-scaling", kinds)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +16,6 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
-	"h3studio/engine/tokenizer"
 	"h3studio/media"
 )
 
@@ -102,12 +103,13 @@ type Renderer struct {
 	CacheDir string
 	// Threads bounds the engine's CPU threads (0: all).
 	Threads int
-	// Plan carries the backend's declarations (a Qwen sequence limit);
-	// MemoryGB overrides the machine's memory budget when positive. Set
-	// it before the first call; while plans and renders may be running
-	// (the studio window), change it with SetMemoryGB.
-	Plan     plan.Options
-	MemoryGB float64
+	// PlanOptions carries the backend's declarations (a Qwen sequence
+	// limit); MemoryGB overrides the machine's memory budget when
+	// positive. Set them before the first call; while plans and renders
+	// may be running (the studio window), change the budget with
+	// SetMemoryGB.
+	PlanOptions plan.Options
+	MemoryGB    float64
 	// Preview asks for a latent preview image on every denoise step.
 	Preview bool
 	Logger  *slog.Logger
@@ -153,16 +155,36 @@ func (rd *Renderer) Render(ctx context.Context, req Request, sink engine.Sink) (
 	if sink == nil {
 		sink = func(engine.Event) {}
 	}
-	t0 := time.Now()
 	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePlan})
 	job, err := rd.Prepare(ctx, req)
 	if err != nil {
 		return "", err
 	}
-	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: time.Since(t0),
-		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", job.Plan.Task, job.Plan.DiTRows.Total, job.Plan.TextTokens.Total),
-		Plan:    job.Plan})
-	return job.Run(ctx, sink)
+	return job.render(ctx, sink)
+}
+
+// Render is the RenderFunc of a job already prepared, for a caller that
+// plans before a job exists (the CLI refuses a bad request before it
+// reaches the history): it runs the job without planning again. It takes
+// only the request the job was prepared from.
+func (j *Job) Render(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+	if !reflect.DeepEqual(req, j.asked) {
+		return "", errors.New("app: a prepared job renders only the request it was prepared from")
+	}
+	if sink == nil {
+		sink = func(engine.Event) {}
+	}
+	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePlan})
+	return j.render(ctx, sink)
+}
+
+// render reports the plan (the queue records it in the history) and runs
+// the job.
+func (j *Job) render(ctx context.Context, sink engine.Sink) (string, error) {
+	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePlan, Elapsed: j.planned,
+		Message: fmt.Sprintf("%s, %d DiT rows, %d Qwen tokens", j.Plan.Task, j.Plan.DiTRows.Total, j.Plan.TextTokens.Total),
+		Plan:    j.Plan})
+	return j.Run(ctx, sink)
 }
 
 // Job is a validated, planned request ready to run.
@@ -175,21 +197,55 @@ type Job struct {
 	// asked is the request as given, before presets and defaults: what
 	// the clip's metadata stores so a restore shows what the user chose.
 	asked Request
+	// planned is how long Prepare took.
+	planned time.Duration
+}
+
+// Plan is the one planning path: `h3studio plan`, Prepare (the render and
+// its queue) and the window's live plan all come here, so each shows the
+// plan a render of the request runs. A model that names a profile rather
+// than a folder (official-q4_k) is planned from the profile alone. A plan
+// that does not fit comes back with its Verdict; every error is a
+// *RequestError with one sentence.
+func (rd *Renderer) Plan(ctx context.Context, req Request) (*plan.Plan, error) {
+	job, err := rd.plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return job.Plan, nil
 }
 
 // Prepare validates req, probes its inputs, opens the model (discovery
-// only: no weights are read) and plans it. Every failure is a
-// *RequestError or a *RefusedError with one sentence.
+// only: no weights are read) and plans it through Plan's path. Every
+// failure is a *RequestError or a *RefusedError with one sentence.
 func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
+	t0 := time.Now()
+	if err := checkOutput(req.Output); err != nil {
+		return nil, &RequestError{err}
+	}
+	job, err := rd.plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if job.Engine == nil {
+		return nil, &RequestError{fmt.Errorf("model %s is a profile, which plans but cannot render; give a snapshot folder with -d, or leave -d out for the tiny model", req.Model)}
+	}
+	if job.Plan.Verdict != plan.Fits {
+		return nil, &RefusedError{job.Plan}
+	}
+	job.planned = time.Since(t0)
+	return job, nil
+}
+
+// plan applies the preset and defaults, validates, probes and plans req; the
+// job's Engine is nil when the model is a profile.
+func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 	r, err := ApplyPreset(req)
 	if err != nil {
 		return nil, &RequestError{err}
 	}
 	r = r.WithDefaults()
 	if err := r.Validate(); err != nil {
-		return nil, &RequestError{err}
-	}
-	if err := checkOutput(r.Output); err != nil {
 		return nil, &RequestError{err}
 	}
 	pr, err := PlanRequest(ctx, r)
@@ -203,19 +259,18 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if gb := rd.memoryGB(); gb > 0 {
 		mc = mc.WithBudgetGB(gb)
 	}
-	eng, err := rd.engine(r.Model)
-	if err != nil {
+	var p *plan.Plan
+	eng, profile, err := rd.model(r.Model)
+	switch {
+	case err != nil:
 		return nil, err
+	case eng != nil:
+		p, err = eng.Plan(pr, mc, rd.PlanOptions)
+	default:
+		p, err = engine.PlanFor(profile, pr, mc, rd.PlanOptions)
 	}
-	if n, ok := countPrompt(eng, r.Prompt); ok {
-		pr.PromptTokens, pr.PromptEstimated = n, false
-	}
-	p, err := eng.Plan(pr, mc, rd.Plan)
 	if err != nil {
 		return nil, &RequestError{err}
-	}
-	if p.Verdict != plan.Fits {
-		return nil, &RefusedError{p}
 	}
 	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, asked: req}, nil
 }
@@ -237,20 +292,19 @@ func checkOutput(out string) error {
 	return nil
 }
 
-// countPrompt counts the prompt with the engine's own tokenizer.
-func countPrompt(e *engine.Engine, prompt string) (int, bool) {
-	if prompt == "" {
-		return 0, true
-	}
-	for _, p := range e.Snapshot().Partitions {
-		if p.Tokenizer == "" {
-			continue
+// model resolves a request's model: the open engine of a snapshot folder
+// ("" and "tiny" are the embedded tiny model), or a named profile
+// (plan.ModelNames) to plan without weights.
+func (rd *Renderer) model(name string) (*engine.Engine, plan.Model, error) {
+	if name != "" && name != "tiny" && slices.Contains(plan.ModelNames, name) {
+		m, err := plan.LookupModel(name)
+		if err != nil {
+			return nil, plan.Model{}, &RequestError{err}
 		}
-		if t, err := tokenizer.Load(p.Tokenizer); err == nil {
-			return len(t.Encode(prompt)), true
-		}
+		return nil, m, nil
 	}
-	return 0, false
+	e, err := rd.engine(name)
+	return e, plan.Model{}, err
 }
 
 // engine returns the open engine for a model directory ("" is the
@@ -294,19 +348,7 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 	out := &mp4Output{ctx: ctx, dst: r.Output, framesDir: r.FramesDir, metadata: clipMetadata(j.asked),
 		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
 	defer out.abort()
-	er := engine.Request{
-		Prompt: r.Prompt, Seed: r.Seed, Steps: r.Steps, Layers: r.Layers, Reuse: r.Reuse,
-		CoreReuse: r.CoreReuse, TokenReduction: r.TokenReduction,
-		First: r.FirstFrame, Last: r.LastFrame, Preview: j.preview,
-		Media: MediaReader{}, Output: out,
-	}
-	for _, ref := range r.References {
-		k, err := layout.ParseRefKind(ref.Kind)
-		if err != nil {
-			return "", &RequestError{err}
-		}
-		er.Refs = append(er.Refs, engine.Reference{Kind: k, Path: ref.Path, AudioPath: ref.AudioPath})
-	}
+	er := engine.Request{Seed: r.Seed, Preview: j.preview, Media: MediaReader{}, Output: out}
 	st, err := j.Engine.Generate(ctx, er, j.Plan, sink)
 	if err != nil {
 		return "", err

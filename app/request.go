@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"h3studio/engine/plan"
 )
 
 // Reference kinds, as the request lists them.
@@ -61,12 +63,12 @@ type Request struct {
 	Machine     string `json:"machine,omitempty"`
 }
 
-// Defaults used when a Request leaves a field zero (h3.c's).
+// Defaults used when a Request leaves a field zero (h3.c's; the step
+// count is the planner's plan.DefaultSteps).
 const (
 	DefaultWidth  = 512
 	DefaultHeight = 512
 	DefaultFrames = 22
-	DefaultSteps  = 20
 	// DefaultRefImageSize follows the official serving path (SGLang's
 	// "diffusers" default: a 2048-pixel short edge, upscaling included);
 	// "match" is ComfyUI's and h3.c's, and what the planner falls back to
@@ -84,7 +86,7 @@ func (r Request) WithDefaults() Request {
 		r.Frames = DefaultFrames
 	}
 	if r.Steps == 0 {
-		r.Steps = DefaultSteps
+		r.Steps = plan.DefaultSteps
 	}
 	if r.RefImageSize == "" {
 		r.RefImageSize = DefaultRefImageSize

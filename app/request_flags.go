@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"fmt"
+	"h3studio/engine/plan"
 	"strings"
 )
 
@@ -83,7 +84,7 @@ func bindRequestFlags(fs *flag.FlagSet, r *Request) {
 	fs.IntVar(&r.Height, "height", DefaultHeight, "output height in pixels (multiple of 32)")
 	fs.IntVar(&r.Frames, "frames", 0, "output frames at 24 fps, rounded up to 17n+5 (default 22)")
 	fs.Float64Var(&r.Seconds, "seconds", 0, "output length in seconds (instead of --frames)")
-	fs.IntVar(&r.Steps, "steps", DefaultSteps, "denoising passes")
+	fs.IntVar(&r.Steps, "steps", plan.DefaultSteps, "denoising passes")
 	fs.Int64Var(&r.Seed, "seed", 0, "random seed")
 	fs.IntVar(&r.Layers, "layers", 0, "active DiT blocks, 35..50 (default all)")
 	fs.IntVar(&r.Reuse, "reuse", 0, "evaluate the denoiser every k-th step and extrapolate between")

@@ -186,11 +186,7 @@ func runParityCase(t *testing.T, name string) {
 	if err != nil || p.Verdict != plan.Fits {
 		t.Fatalf("plan: %v %v", err, p)
 	}
-	req := engine.Request{Prompt: r.Prompt, Seed: r.Seed, Steps: r.Steps, First: r.FirstFrame, Last: r.LastFrame,
-		Media: app.MediaReader{}, Output: discardOutput{}}
-	for _, ref := range pr.Refs {
-		req.Refs = append(req.Refs, engine.Reference{Kind: ref.Kind, Path: ref.Path, AudioPath: ref.AudioPath})
-	}
+	req := engine.Request{Seed: r.Seed, Media: app.MediaReader{}, Output: discardOutput{}}
 	if _, err := e.Generate(ctx, req, p, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"h3studio/engine/arch"
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
-	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/sampler"
+	"h3studio/engine/tokenizer"
 	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
@@ -60,6 +60,13 @@ type Engine struct {
 	tap func(name string, index int, v any)
 
 	mu sync.Mutex // one Generate at a time: phases share the backend
+
+	// tok is the snapshot's tokenizer, parsed on first use (the release's
+	// takes over half a second) and shared by Plan and Generate; Encode
+	// is safe for concurrent use.
+	tokOnce sync.Once
+	tok     *tokenizer.Tokenizer
+	tokErr  error
 }
 
 // Open discovers the snapshot at dir and starts the compute backend. dir is
@@ -120,29 +127,45 @@ func (e *Engine) Profile() plan.Model { return e.profile }
 // Backend describes the compute device.
 func (e *Engine) Backend() ggml.Caps { return e.backend.Caps() }
 
-// Plan counts and fits a request for machine mc with this snapshot's
-// weights (engine/plan does the work; this supplies the profile and checks
-// that the task's partition has every component Generate will load).
-// A model-rule violation is an error; a request that cannot be fitted is a
-// plan whose Verdict is plan.Refused.
+// Plan counts and fits a request for machine mc with this snapshot: the
+// prompt counted with the snapshot's tokenizer, the snapshot's processor
+// budget and weights profile, and a check that the task's partition has
+// everything Generate will load. A model-rule violation or a snapshot that
+// cannot run the task is an error; a request that cannot be fitted is a
+// plan whose Verdict is plan.Refused. The plan keeps the request for
+// Generate.
 func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.Plan, error) {
-	spec := layout.Spec{First: r.First != "", Last: r.Last != ""}
-	for _, ref := range r.Refs {
-		spec.Refs = append(spec.Refs, layout.Ref{Kind: ref.Kind})
+	if err := checkKnobs(r); err != nil {
+		return nil, err
 	}
-	proc, err := qwenProcessor(e.partition(spec.Task().Partition()))
+	part := taskPartition(r)
+	if err := e.checkPartition(part); err != nil {
+		return nil, err
+	}
+	proc, err := qwenProcessor(e.partition(part))
 	if err != nil {
 		return nil, err
 	}
 	r.Processor = proc
-	p, err := plan.Make(r, mc, e.profile, opt)
+	tok, err := e.tokenizer()
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkPartition(p.Partition); err != nil {
-		return nil, err
-	}
-	return p, nil
+	r.PromptTokens, r.PromptEstimated = len(tok.Encode(r.Prompt)), false
+	return plan.Make(r, mc, e.profile, opt)
+}
+
+// tokenizer is the snapshot's tokenizer, loaded on first use.
+func (e *Engine) tokenizer() (*tokenizer.Tokenizer, error) {
+	e.tokOnce.Do(func() {
+		path := e.snap.Tokenizer()
+		if path == "" {
+			e.tokErr = fmt.Errorf("engine: the snapshot at %s has no tokenizer.json", e.snap.Root)
+			return
+		}
+		e.tok, e.tokErr = tokenizer.Load(path)
+	})
+	return e.tok, e.tokErr
 }
 
 func (e *Engine) partition(name string) *weights.Partition {

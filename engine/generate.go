@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/vae"
 	"h3studio/engine/weights"
@@ -63,45 +62,21 @@ type Output interface {
 	Frame(i int, p Pixels) error
 }
 
-// Reference is one ordered Ref2VA input as the request gives it.
-type Reference struct {
-	Kind layout.RefKind
-	Path string
-	// AudioPath replaces a video+audio reference's own soundtrack.
-	AudioPath string
-}
-
-// Request is what Generate needs beyond the plan: the prompt and seed, the
-// sampler's knobs, the input files (in the order the plan was made from),
-// and where media comes from and goes to.
+// Request is what Generate adds to a plan: the seed and where media comes
+// from and goes to. What to make (prompt, canvas, inputs, sampler knobs)
+// is the plan's Request, counted and fitted by Plan.
 type Request struct {
-	Prompt string
-	Seed   int64
-	// Steps are DiT forwards before reuse (0: 20); Layers the active DiT
-	// blocks (0: all); Reuse the whole-denoiser reuse interval (0 or 1:
-	// every step).
-	Steps, Layers, Reuse int
-	// CoreReuse runs the DiT blocks every CoreReuse-th forward and reuses
-	// their cached residual in between (h3.c --core-reuse; 0: off; not with
-	// Reuse). TokenReduction pools target video rows in pairs inside the
-	// middle blocks (h3.c --token-reduction).
-	CoreReuse      int
-	TokenReduction bool
-	First, Last    string // FL2VA anchor images
-	Refs           []Reference
+	Seed int64
 	// Preview asks for a false-colour latent preview on every denoise step.
 	Preview bool
 	Media   MediaReader
 	Output  Output
 }
 
-// DefaultSteps is the step count of a Request that leaves Steps zero
-// (h3.c's default).
-const DefaultSteps = 20
-
-// Generate runs a fitted plan: reference decode and VAE encode, Qwen text
-// and vision encoding, the DiT denoise loop, and the VAE decode into
-// r.Output. Each phase loads its weights and releases them before the next.
+// Generate runs a fitted plan from Plan, which holds what to make
+// (p.Request: prompt, inputs, knobs), with r's seed and media I/O:
+// reference decode and VAE encode, Qwen text and vision encoding, the DiT
+// denoise loop, and the VAE decode into r.Output. Each phase loads its weights and releases them before the next.
 // ctx is checked before every phase, every denoise step and every decoded
 // frame; a canceled run returns ErrCanceled having called nothing on the
 // output after the cancel. The same request and seed give the same frames
@@ -119,9 +94,6 @@ func (e *Engine) Generate(ctx context.Context, r Request, p *plan.Plan, sink Sin
 		sink = func(Event) {}
 	}
 	g := &generation{e: e, req: r, plan: p, part: e.partition(p.Partition), sink: sink, start: time.Now()}
-	if g.req.Steps == 0 {
-		g.req.Steps = DefaultSteps
-	}
 	for _, d := range p.Decisions {
 		sink(Event{Kind: EventDecision, Phase: PhasePlan, Message: fmt.Sprintf("%s (%s): %s", d.Kind, d.Target, d.Reason)})
 	}
@@ -153,41 +125,25 @@ func (g *generation) tap(name string, index int, v any) {
 	}
 }
 
-// check validates what the plan cannot: that the request matches it.
+// check validates what only Generate sees: that the plan is a fitted one
+// of this snapshot and that the media I/O it needs is there. What the plan
+// holds (inputs, knobs, partition contents) was checked by Plan.
 func (e *Engine) check(r Request, p *plan.Plan) error {
-	var errs []error
 	switch {
 	case p == nil || p.Layout == nil:
 		return errors.New("engine: Generate needs a plan from Engine.Plan")
 	case p.Verdict != plan.Fits:
 		return fmt.Errorf("engine: the plan was refused: %s", p.Error)
+	case e.partition(p.Partition) == nil:
+		return fmt.Errorf("engine: the plan is for the %s partition, which the snapshot at %s lacks", p.Partition, e.snap.Root)
 	}
-	if r.Media == nil && (len(r.Refs) > 0 || r.First != "" || r.Last != "") {
-		errs = append(errs, errors.New("engine: the request has references but no MediaReader"))
+	var errs []error
+	want := p.Request
+	if r.Media == nil && (len(want.Refs) > 0 || want.First != "" || want.Last != "") {
+		errs = append(errs, errors.New("engine: the plan has references but the request no MediaReader"))
 	}
 	if r.Output == nil {
 		errs = append(errs, errors.New("engine: the request has no Output"))
-	}
-	if len(r.Refs) != len(p.Layout.Refs) {
-		errs = append(errs, fmt.Errorf("engine: the request has %d references, its plan %d", len(r.Refs), len(p.Layout.Refs)))
-	} else {
-		for i, ref := range r.Refs {
-			if ref.Kind != p.Layout.Refs[i].Kind {
-				errs = append(errs, fmt.Errorf("engine: reference %d is a %s, planned as a %s", i+1, ref.Kind, p.Layout.Refs[i].Kind))
-			}
-		}
-	}
-	if (r.First != "") != p.Spec.First || (r.Last != "") != p.Spec.Last {
-		errs = append(errs, errors.New("engine: the request's first/last frames differ from its plan's"))
-	}
-	if r.Steps < 0 || r.Layers < 0 || r.Reuse < 0 || r.CoreReuse < 0 {
-		errs = append(errs, errors.New("engine: steps, layers and reuse must not be negative"))
-	}
-	if r.Reuse > 1 && r.CoreReuse > 1 {
-		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
-	}
-	if err := e.checkPartition(p.Partition); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -59,9 +59,9 @@ func (g *generation) denoise(ctx context.Context) error {
 	if g.audio, err = dit.UnpackAudio(g.e.noise(seed, 2*ta*ca), ca, ta); err != nil {
 		return err
 	}
-	g.forward = plan.Forwards(sched.Steps(), max(1, g.req.Reuse))
+	g.forward = plan.Forwards(sched.Steps(), max(1, g.plan.Request.Reuse))
 	t0 := time.Now()
-	err = sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.req.Reuse},
+	err = sampler.Run(ctx, sampler.Config{Schedule: sched, Reuse: sampler.ReuseConfig{Every: g.plan.Request.Reuse},
 		Preview: func(step, total int, video []float32) {
 			g.tap("step.video", step-1, video)
 			g.tap("step.audio", step-1, g.audio)
@@ -112,8 +112,8 @@ func (g *generation) newGeneration(m *dit.Model) (*dit.Generation, error) {
 // thinning (ranked by the gates of the tables just prepared), core reuse
 // and token reduction.
 func (g *generation) speedPolicies(m *dit.Model) error {
-	if g.req.Layers > 0 && g.req.Layers < m.Cfg.Layers {
-		active, err := sampler.ThinningConfig{Keep: g.req.Layers}.Active(m.GateScores())
+	if g.plan.Request.Layers > 0 && g.plan.Request.Layers < m.Cfg.Layers {
+		active, err := sampler.ThinningConfig{Keep: g.plan.Request.Layers}.Active(m.GateScores())
 		if err != nil {
 			return err
 		}
@@ -121,10 +121,10 @@ func (g *generation) speedPolicies(m *dit.Model) error {
 			return err
 		}
 	}
-	if err := m.SetCoreReuse(dit.CoreReuseConfig{Every: g.req.CoreReuse}); err != nil {
+	if err := m.SetCoreReuse(dit.CoreReuseConfig{Every: g.plan.Request.CoreReuse}); err != nil {
 		return err
 	}
-	if !g.req.TokenReduction {
+	if !g.plan.Request.TokenReduction {
 		return m.SetTokenReduction(nil)
 	}
 	tr := tokenReduction(m.Cfg.Layers)
@@ -156,7 +156,7 @@ func (g *generation) schedule() (sampler.Schedule, error) {
 	if s, ok := g.part.SigmaShift["audio"]; ok && s > 0 {
 		as = s
 	}
-	return sampler.NewSchedule(g.req.Steps, vs, as)
+	return sampler.NewSchedule(g.plan.Request.Steps, vs, as)
 }
 
 // stepEvent reports one finished denoise step with an ETA from the mean

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"h3studio/engine/layout"
+	"h3studio/engine/plan"
 	"h3studio/engine/vae"
 )
 
@@ -62,13 +63,13 @@ func (g *generation) references(ctx context.Context) error {
 		// follows a first one is cover-cropped (SGLang canvas.py,
 		// minimax_h3_prepared_keyframes; ComfyUI always covers the last).
 		lastFit := FitStretch
-		if g.req.First != "" {
+		if g.plan.Request.First != "" {
 			lastFit = FitCover
 		}
 		for i, a := range []struct {
 			path string
 			fit  Fit
-		}{{g.req.First, FitStretch}, {g.req.Last, lastFit}} {
+		}{{g.plan.Request.First, FitStretch}, {g.plan.Request.Last, lastFit}} {
 			if a.path == "" {
 				continue
 			}
@@ -80,7 +81,7 @@ func (g *generation) references(ctx context.Context) error {
 	case layout.Ref2VA:
 		g.inputs = make([]*prepared, len(l.Refs))
 		for i := range l.Refs {
-			rl, ref := &l.Refs[i], g.req.Refs[i]
+			rl, ref := &l.Refs[i], g.plan.Request.Refs[i]
 			key := fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
 			if err := add(i, key, func() (pending, error) { return g.decodeRef(ctx, ref, rl) }); err != nil {
 				return err
@@ -129,7 +130,7 @@ func (g *generation) decodeImage(ctx context.Context, path string, c layout.Canv
 	return pending{p: p, clip: &vae.Clip{T: 1, H: c.Height, W: c.Width, Data: planar(px, 2.0/255, -1)}}, nil
 }
 
-func (g *generation) decodeRef(ctx context.Context, ref Reference, rl *layout.RefLayout) (pending, error) {
+func (g *generation) decodeRef(ctx context.Context, ref plan.Reference, rl *layout.RefLayout) (pending, error) {
 	var pd pending
 	var err error
 	switch rl.Kind {

@@ -49,13 +49,15 @@ func openTiny(t *testing.T) *Engine {
 	return e
 }
 
-func tinyPlan(t *testing.T, e *Engine, steps int) *plan.Plan {
+// tinyPlan plans r (its prompt and knobs) as a 64x64 clip of 22 frames.
+func tinyPlan(t *testing.T, e *Engine, r plan.Request) *plan.Plan {
 	t.Helper()
 	mc, err := plan.LookupMachine("m5-max-128")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := e.Plan(plan.Request{Canvas: layout.Canvas{Width: 64, Height: 64}, Frames: 22, PromptTokens: 6, Steps: steps}, mc, plan.Options{})
+	r.Canvas, r.Frames = layout.Canvas{Width: 64, Height: 64}, 22
+	p, err := e.Plan(r, mc, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +97,11 @@ func (r *recorder) Frame(i int, p Pixels) error {
 // gives the same frames, and a preview image came with every step.
 func TestGenerateT2VA(t *testing.T) {
 	e := openTiny(t)
-	p := tinyPlan(t, e, 2)
+	p := tinyPlan(t, e, plan.Request{Prompt: "a red fox", Steps: 2})
 	var runs [2]recorder
 	for i := range runs {
 		previews, steps := 0, 0
-		st, err := e.Generate(context.Background(), Request{Prompt: "a red fox", Seed: 3, Steps: 2, Preview: true, Output: &runs[i]}, p,
+		st, err := e.Generate(context.Background(), Request{Seed: 3, Preview: true, Output: &runs[i]}, p,
 			func(ev Event) {
 				if ev.Phase == PhaseDenoise && ev.Kind == EventProgress {
 					steps++
@@ -139,10 +141,10 @@ func TestGenerateT2VA(t *testing.T) {
 // cancel.
 func TestGenerateCancel(t *testing.T) {
 	e := openTiny(t)
-	p := tinyPlan(t, e, 50)
+	p := tinyPlan(t, e, plan.Request{Prompt: "x", Steps: 50})
 	ctx, cancel := context.WithCancel(context.Background())
 	var out recorder
-	_, err := e.Generate(ctx, Request{Prompt: "x", Steps: 50, Output: &out}, p, func(ev Event) {
+	_, err := e.Generate(ctx, Request{Output: &out}, p, func(ev Event) {
 		if ev.Phase == PhaseDenoise && ev.Step == 1 {
 			cancel()
 		}
@@ -150,43 +152,70 @@ func TestGenerateCancel(t *testing.T) {
 	if !errors.Is(err, ErrCanceled) || out.begun != 0 {
 		t.Errorf("cancel in denoise: %v, output begun %d times", err, out.begun)
 	}
-	p = tinyPlan(t, e, 1)
+	p = tinyPlan(t, e, plan.Request{Prompt: "x", Steps: 1})
 	ctx, cancel = context.WithCancel(context.Background())
 	out = recorder{stop: func(i int) {
 		if i == 3 {
 			cancel()
 		}
 	}}
-	_, err = e.Generate(ctx, Request{Prompt: "x", Steps: 1, Output: &out}, p, nil)
+	_, err = e.Generate(ctx, Request{Output: &out}, p, nil)
 	if !errors.Is(err, ErrCanceled) || len(out.frames) != 4 {
 		t.Errorf("cancel in decode: %v after %d frames; want ErrCanceled after 4", err, len(out.frames))
 	}
 }
 
-// TestGenerateChecksRequest refuses requests that do not match their plan
-// before any phase runs.
+// TestGenerateChecksRequest refuses, before any phase runs, what only
+// Generate can see: a missing output or media reader, a refused plan, a
+// plan for a partition the snapshot lacks.
 func TestGenerateChecksRequest(t *testing.T) {
 	e := openTiny(t)
-	p := tinyPlan(t, e, 2)
+	p := tinyPlan(t, e, plan.Request{Prompt: "x", Steps: 2})
+	anchored := tinyPlan(t, e, plan.Request{Prompt: "x", Steps: 2, First: "a.png"})
+	refused, foreign := *p, *p
+	refused.Verdict = plan.Refused
+	foreign.Partition = "elsewhere"
 	phases := 0
 	sink := func(Event) { phases++ }
-	for name, r := range map[string]Request{
-		"no output":      {Prompt: "x"},
-		"extra ref":      {Prompt: "x", Output: &recorder{}, Media: nil, Refs: []Reference{{Kind: layout.RefImage, Path: "a.png"}}},
-		"anchor":         {Prompt: "x", Output: &recorder{}, First: "a.png"},
-		"negative steps": {Prompt: "x", Output: &recorder{}, Steps: -1},
+	for name, c := range map[string]struct {
+		r Request
+		p *plan.Plan
+	}{
+		"no output":         {Request{}, p},
+		"anchor, no media":  {Request{Output: &recorder{}}, anchored},
+		"no plan":           {Request{Output: &recorder{}}, nil},
+		"refused plan":      {Request{Output: &recorder{}}, &refused},
+		"foreign partition": {Request{Output: &recorder{}}, &foreign},
 	} {
-		if _, err := e.Generate(context.Background(), r, p, sink); err == nil {
+		if _, err := e.Generate(context.Background(), c.r, c.p, sink); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	refused := *p
-	refused.Verdict = plan.Refused
-	if _, err := e.Generate(context.Background(), Request{Output: &recorder{}}, &refused, sink); err == nil {
-		t.Error("a refused plan ran")
-	}
 	if phases != 0 {
 		t.Errorf("%d events from refused requests", phases)
+	}
+}
+
+// TestPlanChecksKnobs refuses sampler settings at plan time, so Generate
+// never meets them.
+func TestPlanChecksKnobs(t *testing.T) {
+	e := openTiny(t)
+	mc, err := plan.LookupMachine("m5-max-128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]plan.Request{
+		"negative steps":      {Steps: -1},
+		"negative core reuse": {CoreReuse: -2},
+		"both reuses":         {Reuse: 2, CoreReuse: 2},
+	} {
+		r.Canvas, r.Frames = layout.Canvas{Width: 64, Height: 64}, 22
+		if _, err := e.Plan(r, mc, plan.Options{}); err == nil {
+			t.Errorf("%s: planned", name)
+		}
+		if _, err := PlanFor(e.Profile(), r, mc, plan.Options{}); err == nil {
+			t.Errorf("%s: planned from the profile", name)
+		}
 	}
 }
 
@@ -195,18 +224,17 @@ func TestGenerateChecksRequest(t *testing.T) {
 // keeps the clip complete.
 func TestGenerateSpeedPolicies(t *testing.T) {
 	e := openTiny(t)
-	p := tinyPlan(t, e, 4)
 	var base, core, reduced recorder
 	for _, c := range []struct {
 		out *recorder
-		req Request
+		req plan.Request
 	}{
-		{&base, Request{Prompt: "x", Steps: 4}},
-		{&core, Request{Prompt: "x", Steps: 4, CoreReuse: 2}},
-		{&reduced, Request{Prompt: "x", Steps: 4, TokenReduction: true}},
+		{&base, plan.Request{Prompt: "x", Steps: 4}},
+		{&core, plan.Request{Prompt: "x", Steps: 4, CoreReuse: 2}},
+		{&reduced, plan.Request{Prompt: "x", Steps: 4, TokenReduction: true}},
 	} {
-		c.req.Output = c.out
-		if _, err := e.Generate(context.Background(), c.req, p, nil); err != nil {
+		p := tinyPlan(t, e, c.req)
+		if _, err := e.Generate(context.Background(), Request{Output: c.out}, p, nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(c.out.frames) != 22 {

@@ -11,7 +11,6 @@ import (
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/textenc"
-	"h3studio/engine/tokenizer"
 	"h3studio/engine/weights"
 	"h3studio/resample"
 )
@@ -23,8 +22,8 @@ type textResult struct {
 	layout *layout.Layout
 }
 
-// encode realises the plan's Qwen presentation with the partition's
-// tokenizer and the prepared pictures, runs the text encoder (vision tower
+// encode realises the plan's Qwen presentation with the snapshot's
+// tokenizer (the one Plan counted the prompt with) and the prepared pictures, runs the text encoder (vision tower
 // and language layers) and releases it. A presentation already encoded in
 // this process (same prompt, same inputs) comes from the cache.
 func (g *generation) encode(ctx context.Context) error {
@@ -33,7 +32,7 @@ func (g *generation) encode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	key := textKey(g.req.Prompt, l.Qwen, items)
+	key := textKey(g.plan.Request.Prompt, l.Qwen, items)
 	var out *textenc.Output
 	if v, ok := g.e.cache.get(key); ok {
 		out = v.(*textenc.Output)
@@ -56,10 +55,7 @@ func (g *generation) encode(ctx context.Context) error {
 }
 
 func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (*textenc.Output, error) {
-	if g.part.Tokenizer == "" {
-		return nil, fmt.Errorf("the %s partition has no tokenizer.json", g.part.Name)
-	}
-	tok, err := tokenizer.Load(g.part.Tokenizer)
+	tok, err := g.e.tokenizer()
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +79,7 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	}
 	defer m.Close()
 	defer g.timePart("text-encoder", time.Now())
-	in, err := m.Realise(tok, g.plan.Layout.Qwen, g.req.Prompt, items)
+	in, err := m.Realise(tok, g.plan.Layout.Qwen, g.plan.Request.Prompt, items)
 	if err != nil {
 		return nil, err
 	}

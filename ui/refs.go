@@ -157,7 +157,7 @@ func describeMedia(in media.Info) string {
 func loadRef(ctx context.Context, path string) (*refItem, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	info, err := media.Probe(ctx, path)
+	info, err := app.Probe(ctx, path) // fills the cache the re-plans read
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be used as a reference: %w", filepath.Base(path), err)
 	}

@@ -49,8 +49,9 @@ type adaTables struct {
 	ws     *ggml.WeightSet
 	blocks []*ggml.Tensor
 	final  *ggml.Tensor
-	pairs  map[pairKey]int
-	ts     []float64 // distinct timesteps, ascending; index = final-table row
+	pairs  map[pairKey]int // pair -> its index in order
+	order  []pairKey       // the pairs in table order
+	ts     []float64       // distinct timesteps, ascending; index = final-table row
 	gate   []float64
 }
 
@@ -70,21 +71,59 @@ func stepPairs(ts Timesteps) []pairKey {
 // adaln_proj from the checkpoint only while its table is made, so the 13B
 // AdaLN weights are never resident. Call it again for a new schedule.
 func (m *Model) PrepareAdaLN(steps []Timesteps) error {
-	if len(steps) == 0 {
-		return fmt.Errorf("dit: PrepareAdaLN needs at least one step")
-	}
 	c := m.Cfg
+	at, err := schedulePairs(steps)
+	if err != nil {
+		return err
+	}
+	emb, err := m.timeEmbedding(at.ts)
+	if err != nil {
+		return err
+	}
+	nt := len(at.ts)
+	hostBlocks := make([][]float32, c.Layers)
+	at.gate = make([]float64, c.Layers)
+	for i := range c.Layers {
+		raw, err := m.adaProject(fmt.Sprintf("blocks.%d.", i), emb, nt)
+		if err != nil {
+			return err
+		}
+		if i == 0 && m.Tap != nil {
+			m.Tap("blk.0.adaln", []int{nt, len(raw) / nt}, raw)
+		}
+		hostBlocks[i], at.gate[i] = at.blockTable(raw, c.Hidden)
+	}
+	raw, err := m.adaProject("final_layer.", emb, nt)
+	if err != nil {
+		return err
+	}
+	if err := m.uploadTables(at, hostBlocks, finalTable(raw, nt, c.Hidden)); err != nil {
+		return err
+	}
+	if m.ada != nil {
+		m.ada.ws.Free()
+	}
+	m.ada = at
+	m.reuse = coreReuse{cfg: m.reuse.cfg} // a new run: no stale residual
+	return nil
+}
+
+// schedulePairs collects the (timestep, modality) pairs and the distinct
+// timesteps (ascending) a schedule's forwards use.
+func schedulePairs(steps []Timesteps) (*adaTables, error) {
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("dit: PrepareAdaLN needs at least one step")
+	}
 	at := &adaTables{pairs: map[pairKey]int{}}
-	var pairs []pairKey
 	tset := map[float64]bool{}
 	for _, s := range steps {
 		for _, p := range stepPairs(s) {
 			if p.t < 0 || p.t > 1 || math.IsNaN(p.t) {
-				return fmt.Errorf("dit: timestep %g is outside [0, 1]", p.t)
+				return nil, fmt.Errorf("dit: timestep %g is outside [0, 1]", p.t)
 			}
 			if _, ok := at.pairs[p]; !ok {
-				at.pairs[p] = len(pairs)
-				pairs = append(pairs, p)
+				at.pairs[p] = len(at.order)
+				at.order = append(at.order, p)
 			}
 			tset[p.t] = true
 		}
@@ -93,60 +132,54 @@ func (m *Model) PrepareAdaLN(steps []Timesteps) error {
 		at.ts = append(at.ts, t)
 	}
 	sort.Float64s(at.ts)
-	tIndex := map[float64]int{}
-	for i, t := range at.ts {
-		tIndex[t] = i
-	}
-	emb, err := m.timeEmbedding(at.ts)
-	if err != nil {
-		return err
-	}
-	h, nt, np := c.Hidden, len(at.ts), len(pairs)
-	hostBlocks := make([][]float32, c.Layers)
-	at.gate = make([]float64, c.Layers)
-	for i := 0; i < c.Layers; i++ {
-		raw, err := m.adaProject(fmt.Sprintf("blocks.%d.", i), emb, nt)
-		if err != nil {
-			return err
-		}
-		if i == 0 && m.Tap != nil {
-			m.Tap("blk.0.adaln", []int{nt, len(raw) / nt}, raw)
-		}
-		tab := make([]float32, h*np*adaSlots)
-		var gsum float64
-		for p, pk := range pairs {
-			src := raw[tIndex[pk.t]*adaSlots*Modalities*h+int(pk.tag)*adaSlots*h:]
-			for j := 0; j < adaSlots; j++ {
-				dst := tab[(j*np+p)*h : (j*np+p+1)*h]
-				copy(dst, src[j*h:(j+1)*h])
-				if j == ScaleMSA || j == ScaleMLP {
-					for k := range dst {
-						dst[k]++
-					}
+	return at, nil
+}
+
+// blockTable lays one block's projected embeddings raw [timesteps][6][modalities][hidden]
+// out as its table [6][pairs][hidden] with the scales as 1 + scale, and
+// returns it with the block's mean |gate| (the thinning score).
+func (a *adaTables) blockTable(raw []float32, h int) ([]float32, float64) {
+	np := len(a.order)
+	tab := make([]float32, h*np*adaSlots)
+	var gsum float64
+	for p, pk := range a.order {
+		src := raw[a.timeRow(pk.t)*adaSlots*Modalities*h+int(pk.tag)*adaSlots*h:]
+		for j := range adaSlots {
+			dst := tab[(j*np+p)*h : (j*np+p+1)*h]
+			copy(dst, src[j*h:(j+1)*h])
+			if j == ScaleMSA || j == ScaleMLP {
+				for k := range dst {
+					dst[k]++
 				}
-				if j == GateMSA || j == GateMLP {
-					for _, v := range dst {
-						gsum += math.Abs(float64(v))
-					}
+			}
+			if j == GateMSA || j == GateMLP {
+				for _, v := range dst {
+					gsum += math.Abs(float64(v))
 				}
 			}
 		}
-		at.gate[i] = gsum / float64(2*np*h)
-		hostBlocks[i] = tab
 	}
-	raw, err := m.adaProject("final_layer.", emb, nt)
-	if err != nil {
-		return err
-	}
+	return tab, gsum / float64(2*np*h)
+}
+
+// finalTable lays the final layer's projections raw [timesteps][2][hidden]
+// out as [2][timesteps][hidden]: shifts, then 1 + scale.
+func finalTable(raw []float32, nt, h int) []float32 {
 	final := make([]float32, h*nt*2)
-	for q := 0; q < nt; q++ {
-		copy(final[q*h:(q+1)*h], raw[q*2*h:q*2*h+h]) // shift
-		for k := 0; k < h; k++ {
-			final[(nt+q)*h+k] = raw[q*2*h+h+k] + 1 // 1 + scale
+	for q := range nt {
+		copy(final[q*h:(q+1)*h], raw[q*2*h:q*2*h+h])
+		for k := range h {
+			final[(nt+q)*h+k] = raw[q*2*h+h+k] + 1
 		}
 	}
-	at.ws = m.b.NewWeightSet(c.Layers + 1)
-	for i := 0; i < c.Layers; i++ {
+	return final
+}
+
+// uploadTables places the host tables in one backend weight set.
+func (m *Model) uploadTables(at *adaTables, blocks [][]float32, final []float32) error {
+	h, np, nt := m.Cfg.Hidden, len(at.order), len(at.ts)
+	at.ws = m.b.NewWeightSet(len(blocks) + 1)
+	for i := range blocks {
 		at.blocks = append(at.blocks, at.ws.Add(fmt.Sprintf("adaln.%d", i), m.opt.AdaLNType, h, np, adaSlots))
 	}
 	at.final = at.ws.Add("adaln.final", ggml.F32, h, nt, 2)
@@ -154,14 +187,9 @@ func (m *Model) PrepareAdaLN(steps []Timesteps) error {
 		return err
 	}
 	for i, t := range at.blocks {
-		t.SetF32(hostBlocks[i])
+		t.SetF32(blocks[i])
 	}
 	at.final.SetF32(final)
-	if m.ada != nil {
-		m.ada.ws.Free()
-	}
-	m.ada = at
-	m.reuse = coreReuse{cfg: m.reuse.cfg} // a new run: no stale residual
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package dit
 
-import "fmt"
+import (
+	"fmt"
+
+	"h3studio/engine/ggml"
+)
 
 // CoreReuseConfig is core residual reuse (h3.c --core-reuse k, not part of
 // the release): the blocks run on the first forward of a run, on every
@@ -54,4 +58,30 @@ func (r *coreReuse) store(s *Sequence, res []float32) {
 	if r.enabled() {
 		r.seq, r.residual = s, res
 	}
+}
+
+// replay is the residual in: the fresh embedding x [hidden, rows] plus the
+// cached residual, in place of the blocks.
+func (r *coreReuse) replay(g *ggml.Graph, x *ggml.Tensor, residual []float32) *ggml.Tensor {
+	res := g.Input("core_residual", ggml.F32, x.Ne(0), x.Ne(1))
+	res.SetF32(residual)
+	return g.Add(x, res)
+}
+
+// reuseRecord is the residual out: the policy of a forward whose blocks
+// run, wrapping all of them, that caches output − input for the replays.
+type reuseRecord struct {
+	reuse *coreReuse
+	seq   *Sequence
+	in    *carried
+}
+
+func (r *reuseRecord) wraps(int) bool { return true }
+
+func (r *reuseRecord) enter(f *flow) { r.in = f.keep("core_in", f.x) }
+
+func (r *reuseRecord) exit(f *flow) {
+	res := f.g.Sub(f.x, r.in.in(f.g))
+	f.g.Output(res)
+	f.done = append(f.done, func() { r.reuse.store(r.seq, res.F32()) })
 }

@@ -32,6 +32,9 @@
 // with its own config: layer thinning (sampler.ThinningConfig over
 // GateScores, applied with SetActive), core residual reuse (corereuse.go),
 // token reduction (tokenreduce.go) and velocity reuse in the sampler.
+// The two that act inside a forward wrap spans of blocks through one
+// policy interface (policy.go), so the resident graph and the streamed
+// per-block graphs run the same builder, runBlocks.
 //
 // # Axis order
 //

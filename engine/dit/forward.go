@@ -26,25 +26,6 @@ type Outputs struct {
 	Video, Audio []float32
 }
 
-// graphInputs are the per-forward tables every block graph reads.
-type graphInputs struct {
-	idx      *ggml.Tensor // i32 [rows]: (timestep, modality) pair per row
-	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]
-}
-
-func (m *Model) declareInputs(g *ggml.Graph, name string, idx []int32, cos, sin []float32) graphInputs {
-	half, rows := 3*m.Cfg.RopeFreqs, len(idx)
-	gi := graphInputs{
-		idx: g.Input(name+"mod_index", ggml.I32, rows),
-		cos: g.Input(name+"rope_cos", ggml.F32, half, 1, rows),
-		sin: g.Input(name+"rope_sin", ggml.F32, half, 1, rows),
-	}
-	gi.idx.SetI32(idx)
-	gi.cos.SetF32(cos)
-	gi.sin.SetF32(sin)
-	return gi
-}
-
 // Forward runs the DiT once and returns the target rows' velocities.
 func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 	c := m.Cfg
@@ -64,59 +45,83 @@ func (m *Model) Forward(s *Sequence, in Inputs) (*Outputs, error) {
 		return nil, err
 	}
 	if r := m.reuse.cached(s, in.Final); r != nil {
-		out, _, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true, residualIn: r, heads: true})
-		return out, err
+		return m.forwardReplay(s, in, idx, r)
 	}
-	active := m.activeList()
-	keep := m.reuse.enabled()
+	pols := m.policies(s, idx, in.Step)
 	if m.opt.Residency == Resident {
 		if err := m.residentBlocks(); err != nil {
 			return nil, err
 		}
-		plan := fwdPlan{embed: true, blocks: active, cores: m.blocks, residualOut: keep, heads: true}
-		if b, e, ok := m.reductionSpan(in.Step); ok {
-			plan.pool, plan.begin, plan.end = s.pooledGrid(), b, e
-		}
-		out, _, res, err := m.forwardGraph(s, in, idx, plan)
-		if err == nil {
-			m.reuse.store(s, res)
-		}
-		return out, err
+		return m.forwardResident(s, in, idx, pols)
 	}
-	return m.forwardStreamed(s, in, idx, active, keep)
+	return m.forwardStreamed(s, in, idx, pols)
 }
 
-// forwardStreamed embeds, runs one graph per block with the next block's
-// weights copying into the other slot meanwhile, then runs the heads; the
-// hidden state (and token reduction's pooling) passes through the host.
-func (m *Model) forwardStreamed(s *Sequence, in Inputs, idx []int32, active []int, keep bool) (*Outputs, error) {
-	c := m.Cfg
+// policies are the speed policies of one forward, outermost first: core
+// reuse's residual spans the restored output of token reduction.
+func (m *Model) policies(s *Sequence, idx []int32, step int) []policy {
+	var pols []policy
+	if m.reuse.enabled() {
+		pols = append(pols, &reuseRecord{reuse: &m.reuse, seq: s})
+	}
+	if p := m.tokenReduction(s, idx, step); p != nil {
+		pols = append(pols, p)
+	}
+	return pols
+}
+
+// forwardResident is one graph: embed, every active block, heads.
+func (m *Model) forwardResident(s *Sequence, in Inputs, idx []int32, pols []policy) (*Outputs, error) {
+	g := m.b.NewGraph(0)
+	defer g.Free()
+	f := m.newFlow(s, idx, pols, false)
+	m.begin(f, g)
+	f.x = m.embed(g, s, in)
+	f.mark("blk.in", f.x)
+	m.runBlocks(f, m.activeList(), true, m.blocks)
+	return m.headsFlow("forward", f, s, in)
+}
+
+// forwardReplay is core reuse's cached forward: the fresh embedding plus
+// the residual the blocks added last time, then the heads.
+func (m *Model) forwardReplay(s *Sequence, in Inputs, idx []int32, residual []float32) (*Outputs, error) {
+	g := m.b.NewGraph(0)
+	defer g.Free()
+	f := m.newFlow(s, idx, nil, false)
+	m.begin(f, g)
+	x := m.embed(g, s, in)
+	f.mark("blk.in", x)
+	f.x = m.reuse.replay(g, x, residual)
+	return m.headsFlow("forward (core reused)", f, s, in)
+}
+
+// forwardStreamed runs one graph per block with the next block's weights
+// copying into the other slot meanwhile; the hidden state (and what the
+// policies keep) passes through the host between graphs.
+func (m *Model) forwardStreamed(s *Sequence, in Inputs, idx []int32, pols []policy) (*Outputs, error) {
+	active := m.activeList()
 	st, err := m.streamer(active)
 	if err != nil {
 		return nil, err
 	}
-	_, x, _, err := m.forwardGraph(s, in, idx, fwdPlan{embed: true})
+	f := m.newFlow(s, idx, pols, true)
+	step := func(stage string, build func(g *ggml.Graph)) error {
+		g := m.b.NewGraph(0)
+		defer g.Free()
+		m.begin(f, g)
+		build(g)
+		return m.computeFlow(stage, f)
+	}
+	err = step("embed", func(g *ggml.Graph) {
+		f.x = m.embed(g, s, in)
+		f.mark("blk.in", f.x)
+	})
 	if err != nil {
 		return nil, err
 	}
-	x0 := x
 	cores := make([]Core, m.Cfg.Layers)
-	begin, end, reduce := m.reductionSpan(in.Step)
-	var ps *pooledSeq
-	var orig, base []float32
-	inPool := false
-	if reduce {
-		ps = s.pooledGrid()
-	}
 	st.Prefetch(0)
 	for j, i := range active {
-		if reduce && !inPool && i >= begin && i < end {
-			orig, x, inPool = x, ps.poolHost(x, c.Hidden), true
-			base = x
-		}
-		if inPool && i >= end {
-			x, inPool = ps.restoreHost(orig, base, x, c.Hidden, m.reduce.Scale), false
-		}
 		if j+1 < len(active) {
 			st.Prefetch(j + 1) // its slot held block j-1, whose graph has finished
 		}
@@ -127,125 +132,28 @@ func (m *Model) forwardStreamed(s *Sequence, in Inputs, idx []int32, active []in
 		if err := weights.Bind(ws, "", &cores[i]); err != nil {
 			return nil, fmt.Errorf("dit: %w", err)
 		}
-		plan := fwdPlan{x0: x, blocks: []int{i}, cores: cores, pool: ps, begin: begin, end: end, pooledIn: inPool}
-		if _, x, _, err = m.forwardGraph(s, in, idx, plan); err != nil {
+		last := j == len(active)-1
+		if err := step(fmt.Sprintf("block %d", i), func(*ggml.Graph) { m.runBlocks(f, []int{i}, last, cores) }); err != nil {
 			return nil, err
 		}
 	}
-	if inPool {
-		x = ps.restoreHost(orig, base, x, c.Hidden, m.reduce.Scale)
-	}
-	if keep {
-		res := make([]float32, len(x))
-		for i := range res {
-			res[i] = x[i] - x0[i]
-		}
-		m.reuse.store(s, res)
-	}
-	out, _, _, err := m.forwardGraph(s, in, idx, fwdPlan{x0: x, heads: true})
-	return out, err
-}
-
-// fwdPlan says what one graph does: embed the inputs (else start from the
-// host hidden state x0), optionally add a cached core residual, run blocks,
-// optionally return the blocks' residual, and run the heads (else return
-// the hidden state).
-type fwdPlan struct {
-	embed       bool
-	x0          []float32
-	residualIn  []float32
-	blocks      []int
-	cores       []Core
-	residualOut bool
-	heads       bool
-	// Token reduction: pool before block begin, restore before block end
-	// (or after the last block); pooledIn says x0 is already pooled (a
-	// streamed block inside the pooled stretch).
-	pool       *pooledSeq
-	begin, end int
-	pooledIn   bool
-}
-
-func (m *Model) forwardGraph(s *Sequence, in Inputs, idx []int32, p fwdPlan) (out *Outputs, hidden, residual []float32, err error) {
-	c := m.Cfg
 	g := m.b.NewGraph(0)
 	defer g.Free()
-	mark, deliver := m.tapper(g)
-	var x *ggml.Tensor
-	if p.embed {
-		x = m.embed(g, s, in)
-		mark("blk.in", x)
-	} else {
-		rows := s.rows
-		if p.pooledIn {
-			rows = p.pool.rows
-		}
-		x = g.Input("hidden", ggml.F32, c.Hidden, rows)
-		x.SetF32(p.x0)
+	f.streamed = false // the heads graph is the last
+	m.begin(f, g)
+	return m.headsFlow("heads", f, s, in)
+}
+
+// headsFlow finishes f's graph with the heads and computes it.
+func (m *Model) headsFlow(stage string, f *flow, s *Sequence, in Inputs) (*Outputs, error) {
+	vo, ao := m.heads(f.g, s, f.x, in.T)
+	f.mark("final.video", vo)
+	f.mark("final.audio", ao)
+	f.g.Output(vo, ao)
+	if err := m.computeFlow(stage, f); err != nil {
+		return nil, err
 	}
-	if p.residualIn != nil {
-		r := g.Input("core_residual", ggml.F32, c.Hidden, s.rows)
-		r.SetF32(p.residualIn)
-		x = g.Add(x, r)
-	}
-	xin := x
-	if len(p.blocks) > 0 {
-		var full, pooled graphInputs
-		var orig, base *ggml.Tensor
-		inPool := p.pooledIn
-		for _, i := range p.blocks {
-			if p.pool != nil && !inPool && i >= p.begin && i < p.end {
-				orig, x = x, p.pool.pool(g, x)
-				base, inPool = x, true
-			}
-			if inPool && i >= p.end {
-				x, inPool = p.pool.restore(g, orig, base, x, m.reduce.Scale), false
-			}
-			gi := &full
-			if inPool {
-				gi = &pooled
-				if gi.idx == nil {
-					*gi = m.declareInputs(g, "pooled_", p.pool.pooledIndex(idx), p.pool.cos, p.pool.sin)
-				}
-			} else if gi.idx == nil {
-				*gi = m.declareInputs(g, "", idx, s.cos, s.sin)
-			}
-			mod := m.modulation(g, i, gi.idx)
-			a := attnCtx{cfg: c, layout: m.qkv(), cos: gi.cos, sin: gi.sin, exact: m.opt.ExactKV, name: fmt.Sprintf("blk.%d.attn", i)}
-			x = p.cores[i].Forward(g, x, mod, a, mark)
-			if !inPool {
-				mark(fmt.Sprintf("blk.%d.out", i), x)
-			}
-		}
-		if inPool && !p.pooledIn {
-			x = p.pool.restore(g, orig, base, x, m.reduce.Scale)
-		}
-	}
-	var vo, ao, res *ggml.Tensor
-	if p.residualOut {
-		res = g.Sub(x, xin)
-		g.Output(res)
-	}
-	if p.heads {
-		vo, ao = m.heads(g, s, x, in.T)
-		mark("final.video", vo)
-		mark("final.audio", ao)
-		g.Output(vo, ao)
-	} else {
-		g.Output(x)
-	}
-	stage := fmt.Sprintf("forward (embed %v, blocks %v, heads %v)", p.embed, p.blocks, p.heads)
-	if err := m.compute(stage, g); err != nil {
-		return nil, nil, nil, err
-	}
-	deliver()
-	if res != nil {
-		residual = res.F32()
-	}
-	if p.heads {
-		return &Outputs{Video: vo.F32(), Audio: ao.F32()}, nil, residual, nil
-	}
-	return nil, x.F32(), residual, nil
+	return &Outputs{Video: vo.F32(), Audio: ao.F32()}, nil
 }
 
 // embed projects the latent rows and lays [text | video rows | audio rows]

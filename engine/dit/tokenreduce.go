@@ -101,17 +101,43 @@ func (s *Sequence) pooledGrid() *pooledSeq {
 	return p
 }
 
-// reductionSpan is the pooled block range for a forward, or ok=false.
-func (m *Model) reductionSpan(step int) (begin, end int, ok bool) {
+// tokenReduction is the policy of one forward: blocks [begin, end) run
+// on the pooled grid.
+type tokenReduction struct {
+	p          *pooledSeq
+	grid       *rowGrid
+	begin, end int
+	scale      float64
+	orig, base *carried // the full rows entering the span and their pooled values
+}
+
+// tokenReduction returns the forward's policy, or nil when it is off.
+func (m *Model) tokenReduction(s *Sequence, idx []int32, step int) *tokenReduction {
 	r := m.reduce
 	if r == nil {
-		return 0, 0, false
+		return nil
 	}
-	end = r.End
+	end := r.End
 	if step < r.EarlySteps {
 		end = r.EarlyEnd
 	}
-	return r.Begin, end, true
+	p := s.pooledGrid()
+	grid := &rowGrid{name: "pooled_", idx: p.pooledIndex(idx), cos: p.cos, sin: p.sin}
+	return &tokenReduction{p: p, grid: grid, begin: r.Begin, end: end, scale: r.Scale}
+}
+
+func (t *tokenReduction) wraps(block int) bool { return block >= t.begin && block < t.end }
+
+func (t *tokenReduction) enter(f *flow) {
+	t.orig = f.keep("pool_orig", f.x)
+	f.x = t.p.pool(f.g, f.x)
+	t.base = f.keep("pool_base", f.x)
+	f.grid = t.grid
+}
+
+func (t *tokenReduction) exit(f *flow) {
+	f.x = t.p.restore(f.g, t.orig.in(f.g), t.base.in(f.g), f.x, t.scale)
+	f.grid = f.full
 }
 
 // pool averages each pair of rows of x [hidden, rows] into the pooled grid.
@@ -139,35 +165,6 @@ func (p *pooledSeq) restore(g *ggml.Graph, orig, baseline, xr *ggml.Tensor, scal
 	plain := g.GetRows(xr, par)
 	upd := g.Add(orig, g.Scale(g.GetRows(g.Sub(xr, baseline), par), float32(scale)))
 	return g.Add(g.Mul(plain, keep), g.Mul(upd, mask)) // each row takes exactly one of the two
-}
-
-// poolHost and restoreHost are the same maps on host rows (streamed blocks
-// pass the hidden state through the host between graphs).
-func (p *pooledSeq) poolHost(x []float32, h int) []float32 {
-	out := make([]float32, p.rows*h)
-	for r := range p.first {
-		a, b := x[int(p.first[r])*h:][:h], x[int(p.second[r])*h:][:h]
-		for k := range h {
-			out[r*h+k] = (a[k] + b[k]) * 0.5
-		}
-	}
-	return out
-}
-
-func (p *pooledSeq) restoreHost(orig, baseline, xr []float32, h int, scale float64) []float32 {
-	out := make([]float32, len(orig))
-	s := float32(scale)
-	for r, pr := range p.parent {
-		red, base := xr[int(pr)*h:][:h], baseline[int(pr)*h:][:h]
-		for k := range h {
-			if p.delta[r] == 0 {
-				out[r*h+k] = red[k]
-			} else {
-				out[r*h+k] = orig[r*h+k] + s*(red[k]-base[k])
-			}
-		}
-	}
-	return out
 }
 
 // pooledIndex is the AdaLN pair of each pooled row.

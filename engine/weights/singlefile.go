@@ -99,12 +99,7 @@ func discoverSingleFiles(root string, files []string) (*Snapshot, error) {
 			return nil, err
 		}
 		p := &Partition{Name: name, Dir: root, Components: []*Component{tr}}
-		for _, t := range []string{"tokenizer/tokenizer.json", "text_encoders/tokenizer.json", "tokenizer.json"} {
-			if fileExists(filepath.Join(root, t)) {
-				p.Tokenizer = filepath.Join(root, t)
-				break
-			}
-		}
+		p.Tokenizer = findTokenizer(root)
 		for _, kind := range []string{TextEncoder, VideoVAE, AudioVAE} {
 			if f, ok := shared[kind]; ok {
 				p.Components = append(p.Components, &Component{Name: kind, Path: f})

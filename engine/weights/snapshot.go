@@ -239,13 +239,36 @@ func discoverPartition(dir string, mi *modelIndex) (*Partition, error) {
 	if tr.QKV != QKVInterleaved && tr.QKV != QKVFlat {
 		return nil, &SnapshotError{tr.Config, fmt.Sprintf("states qkv layout %q, want interleaved or flat", tr.QKV)}
 	}
-	for _, t := range []string{"tokenizer/tokenizer.json", "text_encoder/tokenizer.json"} {
-		if _, err := os.Stat(filepath.Join(dir, t)); err == nil {
-			p.Tokenizer = filepath.Join(dir, t)
-			break
+	p.Tokenizer = findTokenizer(dir)
+	return p, nil
+}
+
+// tokenizerFiles are where a snapshot keeps Qwen's tokenizer.json, relative
+// to a partition folder (official tree) or the root (single-file trees), in
+// the order they are tried: the official tree's tokenizer/ and
+// text_encoder/, the Comfy-Org repack's text_encoders/, a bare file.
+var tokenizerFiles = []string{"tokenizer/tokenizer.json", "text_encoder/tokenizer.json", "text_encoders/tokenizer.json", "tokenizer.json"}
+
+// findTokenizer is the first of tokenizerFiles under dir, or "".
+func findTokenizer(dir string) string {
+	for _, t := range tokenizerFiles {
+		if fileExists(filepath.Join(dir, t)) {
+			return filepath.Join(dir, t)
 		}
 	}
-	return p, nil
+	return ""
+}
+
+// Tokenizer is the snapshot's tokenizer.json: the first partition's that
+// has one (the release's two partitions ship the same Qwen3 tokenizer), or
+// "" when there is none.
+func (s *Snapshot) Tokenizer() string {
+	for _, p := range s.Partitions {
+		if p.Tokenizer != "" {
+			return p.Tokenizer
+		}
+	}
+	return ""
 }
 
 // officialQKV decides the layout of a diffusers-layout transformer. The

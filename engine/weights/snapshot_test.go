@@ -149,3 +149,39 @@ func TestGGUFOtherBlockTypesDescribedNotLoaded(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Every layout finds its tokenizer through the one search list: the
+// Comfy-Org repack keeps it in text_encoders/, where the app's own list
+// once missed it.
+func TestSnapshotTokenizer(t *testing.T) {
+	cfg, _ := json.Marshal(map[string]any{"transformer": arch.TinyDiT(), "image_model": "minimax_h3"})
+	for _, rel := range []string{"text_encoders/tokenizer.json", "tokenizer/tokenizer.json", "tokenizer.json"} {
+		root := t.TempDir()
+		writeRepackDiT(t, filepath.Join(root, "diffusion_models", "minimax_h3_fl2va_bf16.safetensors"), map[string]string{"config": string(cfg)})
+		tok := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(tok), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tok, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Discover(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Tokenizer() != tok || s.Partitions[0].Tokenizer != tok {
+			t.Errorf("%s: snapshot tokenizer %q, partition's %q", rel, s.Tokenizer(), s.Partitions[0].Tokenizer)
+		}
+	}
+	root := t.TempDir()
+	if err := WriteTiny(root, TinyOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(root, "FL2VA", "tokenizer", "tokenizer.json"); s.Tokenizer() != want {
+		t.Errorf("official tree: tokenizer %q, want %q", s.Tokenizer(), want)
+	}
+}

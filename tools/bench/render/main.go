@@ -19,12 +19,13 @@ import (
 
 	"h3studio/app"
 	"h3studio/engine"
+	"h3studio/engine/plan"
 	"h3studio/media"
 )
 
 func main() {
 	threads := flag.Int("threads", 0, "CPU threads for the engine (0: all)")
-	steps := flag.Int("steps", app.DefaultSteps, "denoise steps")
+	steps := flag.Int("steps", plan.DefaultSteps, "denoise steps")
 	flag.Parse()
 	if err := run(*threads, *steps); err != nil {
 		fmt.Fprintln(os.Stderr, "render-bench:", err)
