@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"h3studio/app"
+	_ "h3studio/locale" // before Fyne's lang init reads the locale: see the package doc
 	"h3studio/ui"
 )
 

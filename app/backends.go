@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
+	"h3studio/metal"
 )
 
 // LoadGPUBackends registers ggml GPU backend libraries before any command
@@ -46,16 +48,34 @@ func LoadGPUBackends(setting, exeDir string, stderr io.Writer) []ggml.LoadedBack
 	return out
 }
 
-// LookupMachine is plan.LookupMachine, except that "auto" on a machine
-// with a discrete GPU registered (CUDA) describes that GPU: its memory is
-// what a render may use. Apple silicon keeps the chip profile, whose
-// unified memory the planner already models.
+// LookupMachine is plan.LookupMachine for a named profile; "auto" (or
+// empty) detects the running machine with its GPU: a discrete GPU
+// registered through CUDA is described by its free memory, and a Mac by
+// what its Metal device reports (metal.Detect), sysctl being plan.Detect's
+// fallback when no Metal device answers.
 func LookupMachine(name string) (plan.Machine, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if n == "auto" || n == "" {
-		if c, ok := ggml.GPUDevice(); ok && !c.Unified && runtime.GOOS != "darwin" {
-			return plan.DiscreteGPU(c.Description, int64(c.MemoryTotal), int64(c.MemoryFree)), nil
-		}
+	if n != "auto" && n != "" {
+		return plan.LookupMachine(name)
 	}
-	return plan.LookupMachine(name)
+	if c, ok := ggml.GPUDevice(); ok && !c.Unified && runtime.GOOS != "darwin" {
+		return plan.DiscreteGPU(c.Description, int64(c.MemoryTotal), int64(c.MemoryFree)), nil
+	}
+	return plan.Detect(appleGPU())
 }
+
+// appleGPU is the Metal device's report for the planner, nil where there is
+// none (any OS but macOS, or a build without cgo). The device is asked once,
+// at the first plan: the window re-plans on every edit.
+var appleGPU = sync.OnceValue(func() *plan.AppleGPU {
+	d, err := metal.Detect()
+	if err != nil {
+		return nil
+	}
+	return &plan.AppleGPU{
+		WorkingSet:  int64(d.RecommendedWorkingSet),
+		MaxBuffer:   int64(d.MaxBufferLength),
+		Threadgroup: d.MaxThreadgroupMemory,
+		Family:      d.Family,
+	}
+})

@@ -242,6 +242,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	for _, ph := range p.Memory.Phases {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, gbText(ph.PeakBytes), gbText(ph.WeightsBytes), gbText(ph.ScratchBytes), gbText(ph.MediaBytes), gbText(ph.CarriedBytes), ph.Residency)
 	}
+	if src := p.Memory.BudgetSource; src == plan.SourceOverride {
+		fmt.Fprintln(tw, "budget set by the user (--memory-gb)")
+	} else {
+		fmt.Fprintf(tw, "budget = working set (from %s) - %s reserve\n", src, gbText(plan.Reserve))
+	}
 	if len(p.Decisions) > 0 {
 		fmt.Fprintln(tw, "\ndecisions:")
 		for i, dc := range p.Decisions {

@@ -19,6 +19,11 @@ import (
 	"h3studio/engine/weights"
 )
 
+// ErrOutOfMemory is ggml.ErrOutOfMemory: Generate's error wraps it when the
+// backend could not allocate weights or a graph's buffers, so app can turn
+// it into advice without importing the binding.
+var ErrOutOfMemory = ggml.ErrOutOfMemory
+
 // Options configures Open. The zero value runs on the GPU when there is one,
 // with one CPU thread per logical CPU, and logs to slog.Default().
 type Options struct {

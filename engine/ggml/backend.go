@@ -192,6 +192,20 @@ func (b *Backend) recordFallback(gr unsafe.Pointer) {
 	}
 }
 
+// pin clears the scheduler's assignments (the previous graph's, or the
+// reserve pass's) and, with a GPU, assigns it every kernel node it
+// supports. ggml's own placement sends an op to the CPU when nothing ties it
+// to the GPU: a graph without weights (attention masks built from host
+// index vectors) and the ops next to such work ran on the H200's CPU, one
+// of them into an assert in a CPU kernel. Ops the GPU cannot run still go
+// to the CPU, where TrackFallback sees them; b.mu is held.
+func (b *Backend) pin(gr unsafe.Pointer) {
+	cSchedReset(b.sched)
+	if b.gpu != nil {
+		cSchedPinSupported(b.sched, gr, b.gpu, b.gpuDev)
+	}
+}
+
 // ensureSched makes sure the scheduler can hold a graph of n nodes.
 func (b *Backend) ensureSched(n int) {
 	if b.sched != nil && b.schedSize >= n {

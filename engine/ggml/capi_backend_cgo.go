@@ -5,6 +5,19 @@ package ggml
 /*
 #include <stdlib.h>
 #include "decls.h"
+#include "enums.h"
+
+// h3_pin_supported gives the scheduler every kernel node of g that dev can
+// run as a fixed assignment to be (see Backend.pin).
+static void h3_pin_supported(ggml_backend_sched_t s, struct ggml_cgraph * g, ggml_backend_t be, ggml_backend_dev_t dev) {
+	int n = ggml_graph_n_nodes(g);
+	for (int i = 0; i < n; i++) {
+		struct ggml_tensor * t = ggml_graph_node(g, i);
+		if (t->view_src == NULL && ggml_backend_dev_supports_op(dev, t)) {
+			ggml_backend_sched_set_tensor_backend(s, t, be);
+		}
+	}
+}
 
 static void h3_call_to_float(ggml_to_float_t f, const void * x, float * y, int64_t k) { f(x, y, k); }
 */
@@ -62,6 +75,9 @@ func csched(s unsafe.Pointer) C.ggml_backend_sched_t { return C.ggml_backend_sch
 func cSchedFree(s unsafe.Pointer)                    { C.ggml_backend_sched_free(csched(s)) }
 func cSchedReset(s unsafe.Pointer)                   { C.ggml_backend_sched_reset(csched(s)) }
 func cSchedSplits(s unsafe.Pointer) int              { return int(C.ggml_backend_sched_get_n_splits(csched(s))) }
+func cSchedPinSupported(s, gr, be, dev unsafe.Pointer) {
+	C.h3_pin_supported(csched(s), (*C.struct_ggml_cgraph)(gr), cbe(be), cdev(dev))
+}
 func cSchedAlloc(s, gr unsafe.Pointer) bool {
 	return bool(C.ggml_backend_sched_alloc_graph(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }
@@ -98,6 +114,15 @@ func cDefaultBuft(b unsafe.Pointer) unsafe.Pointer {
 
 func cAllocCtxTensors(ctx, buft unsafe.Pointer) unsafe.Pointer {
 	return unsafe.Pointer(C.ggml_backend_alloc_ctx_tensors_from_buft(cctx(ctx), C.ggml_backend_buffer_type_t(buft)))
+}
+
+// cBufferMarkWeights tells ggml's scheduler that buf holds weights: it runs
+// every op that reads a weight on the weight's device and grows the GPU's
+// share from there. Unmarked, a graph whose first op reads only a host input
+// (the DiT's x, the Qwen layer's rows) was given to the CPU, and ops next to
+// it followed (seen on the H200: RMS_NORM, MUL, REPEAT, CONCAT on the CPU).
+func cBufferMarkWeights(buf unsafe.Pointer) {
+	C.ggml_backend_buffer_set_usage(C.ggml_backend_buffer_t(buf), C.H3_BUFFER_USAGE_WEIGHTS)
 }
 
 func cBufferFree(buf unsafe.Pointer) { C.ggml_backend_buffer_free(C.ggml_backend_buffer_t(buf)) }

@@ -34,6 +34,7 @@ const (
 	_ = uint(devCPU-C.H3_DEV_CPU) + uint(C.H3_DEV_CPU-devCPU)
 	_ = uint(devGPU-C.H3_DEV_GPU) + uint(C.H3_DEV_GPU-devGPU)
 	_ = uint(devIGPU-C.H3_DEV_IGPU) + uint(C.H3_DEV_IGPU-devIGPU)
+	_ = uint(statusAllocFailed-C.H3_STATUS_ALLOC_FAILED) + uint(C.H3_STATUS_ALLOC_FAILED-statusAllocFailed)
 )
 
 const haveCgo = true

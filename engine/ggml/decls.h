@@ -198,6 +198,7 @@ const struct ggml_type_traits * ggml_get_type_traits(unsigned int type);
 
 // ggml-backend.h
 void ggml_backend_buffer_free(ggml_backend_buffer_t buffer);
+void ggml_backend_buffer_set_usage(ggml_backend_buffer_t buffer, unsigned int usage);
 void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer);
 size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer);
 bool ggml_backend_buffer_is_host(ggml_backend_buffer_t buffer);
@@ -228,6 +229,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched);
 int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched);
 int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched);
 ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node);
+void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node, ggml_backend_t backend);
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 int ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 void ggml_backend_sched_reset(ggml_backend_sched_t sched);

@@ -74,5 +74,8 @@
 //
 // Without cgo the package still compiles (so dependents vet for darwin with
 // CGO_ENABLED=0), but every entry point that reaches C panics with ErrNoCgo,
-// and NewBackend returns it.
+// and NewBackend returns it. That twin, capi_nocgo.go, is generated from the
+// cgo wrappers by tools/cgotwin.
 package ggml
+
+//go:generate go run ../../tools/cgotwin

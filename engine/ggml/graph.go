@@ -150,12 +150,13 @@ func (g *Graph) Compute() error {
 	// ggml's allocator reuses its last plan for any graph with the same node
 	// and leaf counts, which aliases tensors when the topology differs:
 	// re-plan for every graph (cheap next to computing it).
+	b.pin(g.gr)
 	if !cSchedReserve(b.sched, g.gr) {
-		return fmt.Errorf("ggml: compute: cannot reserve the graph's buffers (out of device memory?)")
+		return fmt.Errorf("ggml: compute: cannot reserve the graph's buffers: %w", ErrOutOfMemory)
 	}
-	cSchedReset(b.sched)
+	b.pin(g.gr)
 	if !cSchedAlloc(b.sched, g.gr) {
-		return fmt.Errorf("ggml: compute: cannot allocate the graph's buffers (out of device memory?)")
+		return fmt.Errorf("ggml: compute: cannot allocate the graph's buffers: %w", ErrOutOfMemory)
 	}
 	for _, s := range g.staged {
 		if !cHasBuffer(s.t.h) {
@@ -163,7 +164,9 @@ func (g *Graph) Compute() error {
 		}
 		cTensorSet(s.t.h, s.data, 0)
 	}
-	if st := cSchedCompute(b.sched, g.gr); st != 0 {
+	if st := cSchedCompute(b.sched, g.gr); st == statusAllocFailed {
+		return fmt.Errorf("ggml: compute: backend failed to allocate: %w", ErrOutOfMemory)
+	} else if st != 0 {
 		return fmt.Errorf("ggml: compute: backend returned status %d", st)
 	}
 	b.splits = cSchedSplits(b.sched)
@@ -193,8 +196,9 @@ func (g *Graph) Measure() (Memory, error) {
 	defer b.mu.Unlock()
 	b.ensureSched(2 * g.size)
 	b.gen++
+	b.pin(g.gr)
 	if !cSchedReserve(b.sched, g.gr) {
-		return Memory{}, fmt.Errorf("ggml: measure: cannot reserve the graph's buffers (out of device memory?)")
+		return Memory{}, fmt.Errorf("ggml: measure: cannot reserve the graph's buffers: %w", ErrOutOfMemory)
 	}
 	be, _ := b.primary()
 	m := Memory{Device: cSchedBufferSize(b.sched, be)}

@@ -82,8 +82,9 @@ func (ws *WeightSet) Alloc() error {
 	ws.buf = cAllocCtxTensors(ws.ctx, cDefaultBuft(be))
 	ws.bufs.buf = ws.buf
 	if ws.buf == nil {
-		return fmt.Errorf("ggml: cannot allocate %d bytes of weights on %s", ws.Size(), ws.b.caps.Name)
+		return fmt.Errorf("ggml: cannot allocate %d bytes of weights on %s: %w", ws.Size(), ws.b.caps.Name, ErrOutOfMemory)
 	}
+	cBufferMarkWeights(ws.buf)
 	return nil
 }
 
@@ -132,8 +133,10 @@ func (ws *WeightSet) AllocHost(mem []byte, offsets map[string]int) (zeroCopy boo
 	ws.buf = cBufferFromHostPtr(dev, base, len(mem), maxT)
 	ws.bufs.buf = ws.buf
 	if ws.buf == nil {
-		return false, fmt.Errorf("ggml: %s cannot map %d bytes of host memory", ws.b.caps.Name, len(mem))
+		// Metal refuses a no-copy buffer beyond its working set.
+		return false, fmt.Errorf("ggml: %s cannot map %d bytes of host memory: %w", ws.b.caps.Name, len(mem), ErrOutOfMemory)
 	}
+	cBufferMarkWeights(ws.buf)
 	for _, t := range ws.tensors {
 		if !cTensorAlloc(ws.buf, t.h, unsafe.Add(base, offsets[t.Name()])) {
 			return false, fmt.Errorf("ggml: AllocHost: cannot place weight %s", t)

@@ -306,7 +306,7 @@ func (f *fitter) report(mc Machine) *Plan {
 		TextTokens: TextTokens{Prompt: l.Qwen.PromptTokens(), Labels: l.Qwen.LabelTokens(), Vision: l.Qwen.VisionTokens(),
 			Total: l.Qwen.Tokens(), Estimated: s.req.PromptEstimated, Limit: f.limit},
 		DiTRows:   l.Counts(),
-		Memory:    Memory{BudgetBytes: f.budget, PeakBytes: f.e.peak, PeakPhase: f.e.phase, Phases: f.e.phases},
+		Memory:    Memory{BudgetBytes: f.budget, BudgetSource: mc.BudgetSource(), PeakBytes: f.e.peak, PeakPhase: f.e.phase, Phases: f.e.phases},
 		Residency: s.knobs,
 		Decisions: append([]Decision{}, f.decisions...),
 		Verdict:   Fits,

@@ -46,6 +46,7 @@ func DiscreteGPU(description string, totalBytes, freeBytes int64) Machine {
 		Chip:         strings.TrimSpace(description),
 		MemoryBytes:  totalBytes,
 		WorkingSet:   freeBytes,
+		Source:       SourceCUDA,
 		Threadgroup:  48 << 10, // CUDA's default shared memory per block
 		GPUFamily:    "cuda",
 		BandwidthGBs: spec.bandwidth,

@@ -17,8 +17,8 @@ func TestDiscreteGPU(t *testing.T) {
 		if m.MatrixTFLOPS != c.tflops || m.Name != c.name || m.GPUFamily != "cuda" {
 			t.Errorf("%s: got %s %s %.0f TFLOP/s, want %s cuda %.0f", c.desc, m.Name, m.GPUFamily, m.MatrixTFLOPS, c.name, c.tflops)
 		}
-		// The budget is the device's free memory, less the planner's margin.
-		if got, want := m.Budget(), int64(140_000_000_000)/20*19; got != want {
+		// The budget is the device's free memory, less the planner's reserve.
+		if got, want := m.Budget(), int64(140_000_000_000)-Reserve; got != want || m.BudgetSource() != SourceCUDA {
 			t.Errorf("%s: budget %d, want %d", c.desc, got, want)
 		}
 	}

@@ -33,27 +33,79 @@ type Machine struct {
 	BandwidthGBs float64 `json:"bandwidth_gbs"`
 	MatrixTFLOPS float64 `json:"matrix_tflops"` // dense FP16/BF16 peak
 	SSDGBs       float64 `json:"ssd_gbs"`       // sequential read, for streamed weights
+	// MaxBufferBytes is the largest single device buffer (Metal's
+	// maxBufferLength); 0 where unknown.
+	MaxBufferBytes int64 `json:"max_buffer_bytes,omitempty"`
+	// Source says where WorkingSet came from.
+	Source MemorySource `json:"working_set_source"`
 	// BudgetBytes, when set, overrides the derived budget (--memory-gb).
 	BudgetBytes int64 `json:"budget_override_bytes,omitempty"`
 	Detected    bool  `json:"detected,omitempty"`
 }
 
-// Budget is the memory a plan may use at any instant: Metal's recommended
-// working-set size (what the GPU may keep resident without paging) less a
-// 5% margin for allocator rounding and what the model does not count, or
-// the user's override. vpipe's 64 GB report shows why a plan must not end
-// exactly at the line: a fully resident 51 GB encoder "fit" and swapped.
+// MemorySource names where a machine's working set came from, so a plan
+// can say how far to trust its budget.
+type MemorySource string
+
+const (
+	// SourceMetal is the Metal device's recommendedMaxWorkingSetSize
+	// (metal.Detect, passed in by app): what macOS lets the GPU keep
+	// resident, which follows iogpu.wired_limit_mb.
+	SourceMetal MemorySource = "metal"
+	// SourceSysctl is hw.memsize through Apple's usual rule
+	// (recommendedWorkingSet): a Mac whose Metal device was not reported.
+	SourceSysctl MemorySource = "sysctl"
+	// SourceHost is three quarters of the host's memory: ggml's CPU backend.
+	SourceHost MemorySource = "host"
+	// SourceCUDA is a discrete GPU's free memory at detection.
+	SourceCUDA MemorySource = "cuda"
+	// SourceProfile is a built-in profile's memory through Apple's rule
+	// (--machine m5-max-128), nothing measured.
+	SourceProfile MemorySource = "profile"
+	// SourceOverride is the user's budget (--memory-gb); see BudgetSource.
+	SourceOverride MemorySource = "override"
+)
+
+// Reserve is what the planner keeps out of the working set for everything
+// beside the model, which the phases do not count: the process itself
+// (Go heap, tokenizer, ggml's contexts and shader library), the window,
+// the backend's own allocations beyond the weight and compute buffers, and
+// allocator rounding. Measured: a headless tiny render peaks at 172 MB RSS,
+// of which at most 56 MB are the model's (CPU backend, Linux); the whole
+// app with its window holds 183-193 MB under Xvfb (shared GUI notes); on
+// the H200 the CUDA backend held 1.6-1.8 GB beyond its weights and compute
+// buffers (docs/PERFORMANCE.md). That is the only device measured, so
+// Metal is held to it until a Mac measures its own. 1.8 GB + 0.2 GB,
+// rounded up, is 2 GiB (2.15 GB). A constant, not a share: none of these
+// grows with the machine's memory.
+const Reserve = 2 << 30
+
+// Budget is the memory a plan may use at any instant: the working set
+// (what the GPU may keep resident without paging) less Reserve, or the
+// user's override. vpipe's 64 GB report shows the working set (~48 GB
+// there), not the RAM, is the line mapped weights hit; its zero-swap runs
+// kept an 8 GB residency reserve out of the 64, and 48 GB less Reserve
+// leaves more than that.
 func (m Machine) Budget() int64 {
 	if m.BudgetBytes > 0 {
 		return m.BudgetBytes
 	}
-	return m.WorkingSet / 20 * 19
+	return max(0, m.WorkingSet-Reserve)
+}
+
+// BudgetSource is where Budget comes from: SourceOverride when the user set
+// it, otherwise the working set's Source.
+func (m Machine) BudgetSource() MemorySource {
+	if m.BudgetBytes > 0 {
+		return SourceOverride
+	}
+	return m.Source
 }
 
 // recommendedWorkingSet mirrors Metal's recommendedMaxWorkingSetSize on
 // Apple silicon: two thirds of memory up to 32 GiB, three quarters above
-// (e.g. 10.7 GiB on 16 GiB, 48 GiB on 64, 96 GiB on 128). The metal
-// package reads the real value on a Mac.
+// (e.g. 10.7 GiB on 16 GiB, 48 GiB on 64, 96 GiB on 128). It is the
+// fallback: on a Mac, app passes Metal's own figure to Detect.
 func recommendedWorkingSet(mem int64) int64 {
 	if mem <= 32*gib {
 		return mem * 2 / 3
@@ -106,6 +158,7 @@ func (c chip) machine(memGiB int) Machine {
 		Chip:         c.name,
 		MemoryBytes:  mem,
 		WorkingSet:   recommendedWorkingSet(mem),
+		Source:       SourceProfile,
 		Threadgroup:  32 << 10, // every Apple GPU so far: maxThreadgroupMemoryLength
 		GPUFamily:    c.family,
 		GPUCores:     c.cores,
@@ -129,13 +182,13 @@ func Machines() []Machine {
 
 // LookupMachine finds a profile by name: "m5-max-128", "m3-ultra-96",
 // "m4-pro-64", "m5-air-16" ("m5-16" and "m5-base-16" also name the base
-// chip). "auto" detects the running machine. A size the chip was not sold
-// with is accepted (a profile is synthesised) so that odd configurations
-// still plan.
+// chip). A size the chip was not sold with is accepted (a profile is
+// synthesised) so that odd configurations still plan. "auto" is not a
+// profile: the running machine is Detect's, with the GPU app reports.
 func LookupMachine(name string) (Machine, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "auto" || n == "" {
-		return Detect()
+		return Machine{}, fmt.Errorf("plan: machine %q is detected, not looked up (app.LookupMachine, plan.Detect)", name)
 	}
 	parts := strings.Split(n, "-")
 	if len(parts) == 2 {
@@ -194,10 +247,12 @@ func chipByBrand(brand string) (chip, bool) {
 	return chip{}, false
 }
 
-// WithMemoryGB returns m as if it had gb of unified memory.
+// WithMemoryGB returns m as if it had gb of unified memory (a Mac that
+// does not exist here, so nothing is measured: Apple's rule).
 func (m Machine) WithMemoryGB(gb int) Machine {
 	m.MemoryBytes = int64(gb) * gib
 	m.WorkingSet = recommendedWorkingSet(m.MemoryBytes)
+	m.Source = SourceProfile
 	m.BudgetBytes = 0
 	return m
 }

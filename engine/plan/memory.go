@@ -50,8 +50,6 @@ const (
 
 const (
 	f32 = 4
-	// overheadBytes is the process, the Metal/ggml contexts and the UI.
-	overheadBytes = 1 << 30
 	// streamSlots is the ring depth of a streamed component (h3.c keeps
 	// two DiT blocks and 2-3 Qwen layers in flight).
 	streamSlots = 3
@@ -119,8 +117,10 @@ type phaseInput struct {
 func phases(in phaseInput) []Phase {
 	l, m, d := in.l, in.model, in.model.Dims
 	var out []Phase
+	// A peak is the phase's own bytes: the process, the window and the
+	// backend's contexts beside them are Machine.Budget's Reserve.
 	add := func(p Phase) {
-		p.PeakBytes = overheadBytes + p.WeightsBytes + p.ScratchBytes + p.MediaBytes + p.CarriedBytes
+		p.PeakBytes = p.WeightsBytes + p.ScratchBytes + p.MediaBytes + p.CarriedBytes
 		out = append(out, p)
 	}
 	add(Phase{Name: PhaseLoad, ScratchBytes: 64 << 20}) // tokenizer, shard headers, configs

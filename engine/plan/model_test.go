@@ -186,7 +186,7 @@ func TestMachines(t *testing.T) {
 		}
 	}
 	m, _ := LookupMachine("m5-max-64")
-	if m.Budget() != 48*gib/20*19 || m.Threadgroup != 32768 || m.GPUFamily != "apple10" {
+	if m.Budget() != 48*gib-Reserve || m.Threadgroup != 32768 || m.GPUFamily != "apple10" {
 		t.Errorf("m5-max-64: %+v", m)
 	}
 	if LegacyQwenLimit(m.Threadgroup) != 7936 {
@@ -194,7 +194,7 @@ func TestMachines(t *testing.T) {
 	}
 	a, _ := LookupMachine("m5-air-16")
 	b, _ := LookupMachine("m5-16")
-	if a != b || a.Budget() != 16*gib*2/3/20*19 {
+	if a != b || a.Budget() != 16*gib*2/3-Reserve {
 		t.Errorf("m5-air-16 %+v vs %+v", a, b)
 	}
 	if m.WithBudgetGB(40).Budget() != 40*gib {
@@ -222,7 +222,7 @@ func TestMachines(t *testing.T) {
 	if err != nil || mem != 16318160*1024 {
 		t.Errorf("meminfo %d %v", mem, err)
 	}
-	if _, err := Detect(); err != nil {
+	if _, err := Detect(nil); err != nil {
 		t.Errorf("Detect: %v", err)
 	}
 }

@@ -135,6 +135,9 @@ type Memory struct {
 	PeakBytes   int64   `json:"peak_bytes"`
 	PeakPhase   string  `json:"peak_phase"`
 	Phases      []Phase `json:"phases"`
+
+	// BudgetSource is where BudgetBytes came from (Machine.BudgetSource).
+	BudgetSource MemorySource `json:"budget_source"`
 }
 
 // Verdicts.
