@@ -174,13 +174,13 @@ func TestRealiseAndEncode(t *testing.T) {
 	r := newRef64Source(t, cfg, src, func(name string) string { i, _ := src.Lookup(name); return string(i.DType) })
 	// Reference vision: the pooled video averages its two blocks, then 2x2.
 	D := cfg.Text.Hidden
-	m0, d0, _ := r.visionTower64(toF64(vc.Patchify(img)), 4, 6)
+	m0, d0, _ := r.visionTower64(toF64(patchify(vc, img)), 4, 6)
 	var mv []float64
 	dv := make([][]float64, len(vc.Deepstack))
 	for blk := 0; blk < 2; blk++ {
 		one := vid
 		one.Frames = vid.Frames[blk*2 : blk*2+2]
-		mb, db, _ := r.visionTower64(toF64(vc.Patchify(one)), 6, 10)
+		mb, db, _ := r.visionTower64(toF64(patchify(vc, one)), 6, 10)
 		if mv == nil {
 			mv = make([]float64, len(mb))
 			for k := range dv {
