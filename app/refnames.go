@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"h3studio/engine/layout"
+	"h3studio/media"
 )
 
 // RefLabel is the name the n-th (1-based) reference of a kind goes by in
@@ -104,6 +105,27 @@ func CheckReference(ctx context.Context, ref Reference) error {
 // missingText is why a file that is no longer there is not added.
 const missingText = "it is missing; it was moved or deleted"
 
+// AddableReference reads a file being added to the window's references:
+// its header, the kind it becomes (want, a restored reference's kind,
+// where the file allows it: RefKind) and CheckReference's verdict. Every
+// error is a *RefRejectedError.
+func AddableReference(ctx context.Context, path, want string) (Reference, media.Info, error) {
+	name := RefFileName(path)
+	info, err := Probe(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Reference{}, info, &RefRejectedError{Name: name, Reason: missingText, Err: err}
+	}
+	if err != nil {
+		return Reference{}, info, &RefRejectedError{Name: name, Reason: unreadableText, Err: err}
+	}
+	kind, ok := RefKind(info, want)
+	if !ok {
+		return Reference{}, info, &RefRejectedError{Name: name, Reason: unreadableText}
+	}
+	ref := Reference{Kind: kind, Path: path}
+	return ref, info, CheckReference(ctx, ref)
+}
+
 // unreadableText is why a file that FFprobe cannot read is not added.
 const unreadableText = "not a picture, video or audio file that can be read"
 
@@ -114,6 +136,13 @@ const AnchorsTakePictures = "first and last frames are pictures"
 // AnchorsFull is why a picture dropped beyond the free frame slots is not
 // used.
 const AnchorsFull = "both frames were taken; drop it onto a frame to replace that one"
+
+// How notices name the first & last frame slots ("Added red.png as the
+// first frame.").
+const (
+	FirstFrameSlot = "the first frame"
+	LastFrameSlot  = "the last frame"
+)
 
 // AddedText is the notice after files are added: what went where, in the
 // words of the lists, and each file that was not added with its reason.
@@ -136,3 +165,7 @@ func AddedText(added [][2]string, rejected []*RefRejectedError) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// FileDialogFailedText is the notice when the system's open dialog could
+// not be shown and the window's own opens instead.
+const FileDialogFailedText = "The system file dialog could not open, so H3 Studio's own is shown instead."

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"path/filepath"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -29,10 +28,10 @@ type refItem struct {
 }
 
 // refList is one ordered list of references of a kind (pictures, videos
-// or audio), with the label prefix the model sees.
+// or audio), labelled as app names them.
 type refList struct {
 	title  string
-	label  string // "Picture", "Video", "Audio"
+	kind   string // app.RefImage, app.RefVideo or app.RefAudio
 	items  []*refItem
 	box    *fyne.Container
 	header *widget.Label
@@ -40,8 +39,8 @@ type refList struct {
 	changed func()
 }
 
-func newRefList(title, label string, changed func()) *refList {
-	l := &refList{title: title, label: label, changed: changed}
+func newRefList(title, kind string, changed func()) *refList {
+	l := &refList{title: title, kind: kind, changed: changed}
 	l.header = widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	l.box = container.NewVBox()
 	l.rebuild()
@@ -76,8 +75,8 @@ func (l *refList) clear() {
 	l.changed()
 }
 
-// labelOf is the name the model sees for item i: "Picture 2".
-func (l *refList) labelOf(i int) string { return fmt.Sprintf("%s %d", l.label, i+1) }
+// labelOf is item i's name in the list and in every message: "Picture 2".
+func (l *refList) labelOf(i int) string { return app.RefLabel(l.kind, i+1) }
 
 // rebuild recreates the rows; lists are short (the model takes at most
 // 12 references), so rebuilding is simpler than diffing and cheap.
@@ -98,7 +97,7 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	th.FillMode = canvas.ImageFillContain
 	th.SetMinSize(fyne.NewSize(56, 40))
 	name := widget.NewLabelWithStyle(l.labelOf(i), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	detail := widget.NewLabel(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
+	detail := widget.NewLabel(app.RefFileName(it.Path) + "  " + describeMedia(it.Info))
 	detail.Truncation = fyne.TextTruncateEllipsis
 	up := widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { l.move(i, -1) })
 	down := widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { l.move(i, 1) })
@@ -152,20 +151,19 @@ func describeMedia(in media.Info) string {
 	return in.Kind
 }
 
-// loadRef probes a dropped or chosen file and makes its thumbnail. It runs
-// off the UI goroutine (FFprobe and a frame decode take tens of ms).
-func loadRef(ctx context.Context, path string) (*refItem, error) {
+// loadRef reads a dropped or chosen file through app's check (the one its
+// plan makes of it on its own) and makes its thumbnail; want is a restored
+// reference's kind. It runs off the UI goroutine (FFprobe and a frame
+// decode take tens of ms). Its error is the *app.RefRejectedError that
+// says why the file is not added.
+func loadRef(ctx context.Context, path, want string) (*refItem, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	info, err := app.Probe(ctx, path) // fills the cache the re-plans read
+	ref, info, err := app.AddableReference(ctx, path, want) // fills the cache the re-plans read
 	if err != nil {
-		return nil, fmt.Errorf("%s cannot be used as a reference: %w", filepath.Base(path), err)
+		return nil, err
 	}
-	kind, ok := app.RefKind(info, "")
-	if !ok {
-		return nil, fmt.Errorf("%s is neither a picture, a video nor audio", filepath.Base(path))
-	}
-	it := &refItem{Path: path, Info: info, Kind: kind}
+	it := &refItem{Path: path, Info: info, Kind: ref.Kind}
 	if info.Kind == media.KindAudio {
 		pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: 30 * time.Second})
 		if err == nil {
