@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -59,6 +60,20 @@ func (l *refList) move(i, delta int) {
 		return
 	}
 	l.items[i], l.items[j] = l.items[j], l.items[i]
+	l.rebuild()
+	l.changed()
+}
+
+// moveTo moves item i to place j (clamped to the list), the others
+// keeping their order.
+func (l *refList) moveTo(i, j int) {
+	j = max(0, min(j, len(l.items)-1))
+	if i == j || i < 0 || i >= len(l.items) {
+		return
+	}
+	it := l.items[i]
+	l.items = append(l.items[:i], l.items[i+1:]...)
+	l.items = append(l.items[:j], append([]*refItem{it}, l.items[j:]...)...)
 	l.rebuild()
 	l.changed()
 }
@@ -130,8 +145,41 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	if extra != nil {
 		right = container.NewHBox(extra, buttons)
 	}
-	return container.NewBorder(nil, nil, th, nil,
+	content := container.NewBorder(nil, nil, th, nil,
 		container.NewVBox(container.NewBorder(nil, nil, name, right), detail))
+	return newDragRow(content, func(rows int) { l.moveTo(i, i+rows) })
+}
+
+// dragRow is a list row the user can drag up or down to reorder the list:
+// on release it moves by the number of row heights dragged. Its buttons
+// still take taps; only a drag reaches the row.
+type dragRow struct {
+	widget.BaseWidget
+	content fyne.CanvasObject
+	dy      float32
+	moved   func(rows int)
+}
+
+func newDragRow(content fyne.CanvasObject, moved func(rows int)) *dragRow {
+	r := &dragRow{content: content, moved: moved}
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+func (r *dragRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.content) }
+
+func (r *dragRow) Dragged(e *fyne.DragEvent) { r.dy += e.Dragged.DY }
+
+func (r *dragRow) DragEnd() {
+	h := r.Size().Height
+	rows := 0
+	if h > 0 {
+		rows = int(math.Round(float64(r.dy / h)))
+	}
+	r.dy = 0
+	if rows != 0 {
+		r.moved(rows)
+	}
 }
 
 // describeMedia is the size and length of a reference in a few words.

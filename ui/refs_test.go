@@ -11,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
 
 	"h3studio/media"
 )
@@ -165,6 +166,37 @@ func TestAddFilesDialogFailureFallsBack(t *testing.T) {
 		n := h.s.notice.Text
 		if !strings.Contains(n, "file dialog") || strings.Contains(n, "This option") || strings.Count(n, ".") > 1 {
 			t.Errorf("notice %q: want one sentence about the file dialog", n)
+		}
+	})
+}
+
+// Dragging a reference row up or down the list moves it there: the
+// labels renumber and the request follows the new order.
+func TestDragReordersReferences(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	a := flatPNG(t, dir, "a.png", color.NRGBA{255, 0, 0, 255})
+	b := flatPNG(t, dir, "b.png", color.NRGBA{0, 255, 0, 255})
+	c := flatPNG(t, dir, "c.png", color.NRGBA{0, 0, 255, 255})
+	h.drop(a, b, c)
+	h.waitSettled()
+	h.run(func() {
+		row := h.s.images.box.Objects[1] // header, then Picture 1
+		at := fyne.CurrentApp().Driver().AbsolutePositionForObject(row)
+		// A point on the row's name, clear of its buttons.
+		test.Drag(h.s.win.Canvas(), at.Add(fyne.NewPos(row.Size().Width/3, 8)), 0, 2*row.Size().Height+2)
+	})
+	h.waitSettled()
+	h.run(func() {
+		if got := paths(h.s.images.items); len(got) != 3 || got[0] != b || got[1] != c || got[2] != a {
+			t.Fatalf("after dragging Picture 1 two rows down: %v", got)
+		}
+		req, err := h.s.Request()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.References[2].Path != a {
+			t.Errorf("request order %v", req.References)
 		}
 	})
 }
