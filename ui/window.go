@@ -19,12 +19,14 @@ const noticeLines = 3
 // centerColumn is the editor over the viewer in a split the user can
 // drag: the editor scrolls, Render and the progress stay in sight below it.
 func (s *Studio) centerColumn() fyne.CanvasObject {
+	// One row for the buttons and the progress, so the editor keeps the
+	// height: at 1280x800 it shows whole above a viewer of ~300 px.
 	controls := container.NewVBox(
-		container.NewHBox(s.renderBtn, s.cancelBtn), s.reason,
-		container.NewBorder(nil, nil, s.phase, s.eta, s.progress))
+		container.NewBorder(nil, nil, container.NewHBox(s.renderBtn, s.cancelBtn, s.phase), s.eta, s.progress),
+		s.reason)
 	s.edScroll = container.NewVScroll(s.ed.view())
 	split := container.NewVSplit(container.NewBorder(nil, controls, nil, nil, s.edScroll), s.stage)
-	split.Offset = 0.55
+	split.Offset = 0.6
 	return split
 }
 
