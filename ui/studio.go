@@ -422,6 +422,9 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 					s.route(it)
 				}
 			})
+			if len(items) == 0 && s.renderWhenPlanned {
+				s.edited() // nothing was added to re-plan for: a waiting click needs this plan
+			}
 			if len(errs) > 0 {
 				s.notice.SetText(app.Advice(errors.Join(errs...)))
 			} else {
