@@ -71,6 +71,7 @@ func TestTimecodeText(t *testing.T) {
 		{24*3600 + 24*62 + 3, 100000, 24, "01:01:02:03  frame 87892/100000"},
 		{30, 60, 29.97, "00:00:01:00  frame 31/60"},
 		{25, 30, 0, "00:00:01:01  frame 26/30"},
+		{0, 0, 24, "00:00:00:00"},
 	} {
 		if got := TimecodeText(c.i, c.n, c.fps); got != c.want {
 			t.Errorf("TimecodeText(%d, %d, %v) = %q, want %q", c.i, c.n, c.fps, got, c.want)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image"
+	"image/color"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -30,8 +31,10 @@ func newScrubHover(t *Timeline) *scrubHover {
 	return h
 }
 
+// CreateRenderer draws nothing; a transparent fill rather than nil, which
+// Fyne's software painter (tests, screenshots) cannot draw.
 func (h *scrubHover) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(canvas.NewRectangle(nil))
+	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
 }
 
 // MouseIn is part of desktop.Hoverable.

@@ -154,7 +154,7 @@ func (t *Timeline) SetSound(s *Sound) {
 	t.sound.stop()
 	t.sound, t.note = s, ""
 	if s.DeviceErr() != nil {
-		t.note = "no audio device"
+		t.note = app.NoAudioDeviceText
 	}
 	if t.store != nil {
 		t.replay()

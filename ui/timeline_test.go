@@ -441,6 +441,13 @@ func TestTimelineInOutMarks(t *testing.T) {
 		if !tickIn || !tickOut || !span {
 			t.Errorf("in at x=%.1f, out at x=%.1f: in tick %v, out tick %v, range %v", xIn, xOut, tickIn, tickOut, span)
 		}
+		// Escape clears the loop and its marks.
+		w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		visit(w, func(o fyne.CanvasObject, b box) {
+			if r, ok := o.(*canvas.Rectangle); ok && r.FillColor != nil && b.x1-b.x0 <= 4 && b.y0 >= bar.y0 && b.y1 <= bar.y1 {
+				t.Errorf("after Escape a mark is still drawn at x=%.1f", (b.x0+b.x1)/2)
+			}
+		})
 	})
 }
 
