@@ -34,6 +34,8 @@ func TestImportDirection(t *testing.T) {
 		{"h3studio/engine/plan", "h3studio/engine/ggml", "the planner is pure Go"},
 		{"h3studio/engine/layout", "h3studio/media", "the planner reads headers through app"},
 		{"h3studio/engine/plan", "h3studio/media", "the planner reads headers through app"},
+		{"h3studio/engine/arch", "h3studio/engine/weights", "the model description is pure Go, below every engine package"},
+		{"h3studio/engine/arch", "h3studio/engine/plan", "the planner sizes from the model description, not the reverse"},
 		{"h3studio/engine", "h3studio/app", "the engine never reaches back into app"},
 		{"h3studio/engine", "h3studio/ui", "the engine has no UI"},
 		{"h3studio/engine", "h3studio/media", "app wires media into the engine"},
@@ -79,7 +81,7 @@ func TestImportDirection(t *testing.T) {
 	// Pure-Go packages must build without cgo anywhere in their closure so
 	// they vet for darwin with CGO_ENABLED=0 and stay instant in the UI.
 	for _, p := range pkgs {
-		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" {
+		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" || p.ImportPath == "h3studio/engine/arch" {
 			if has(p, "runtime/cgo") {
 				t.Errorf("%s pulls in cgo", p.ImportPath)
 			}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
@@ -76,7 +77,7 @@ func parseDiTBench(geoms, dtypes string, blocks int) (*ditBench, error) {
 // run times every geometry for every weight type, one stack per type
 // (placed, measured, freed before the next, so the device holds one).
 func (db *ditBench) run(ctx context.Context, b *ggml.Backend, emit func(benchResult) error) error {
-	cfg, err := dit.ReleaseConfig()
+	cfg, err := arch.ReleaseDiT()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/textenc"
 	"h3studio/engine/weights"
@@ -48,7 +49,7 @@ func parseQwenBench(tokens, dtype string, layers int) (*qwenBench, error) {
 // run times one prefill per length (the first after a short warm-up, so
 // cuBLAS and the allocator are initialised outside the timings).
 func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchResult) error) error {
-	cfg, err := textenc.ParseConfig([]byte(textenc.ReleaseConfigJSON))
+	cfg, err := arch.ReleaseQwen()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"h3studio/engine/weights"
+	"h3studio/engine/arch"
 )
 
 func tinySnapshot(t *testing.T) string {
@@ -50,7 +50,7 @@ func TestInfoJSONContract(t *testing.T) {
 	if r.QKV != "interleaved" || len(r.Partitions) != 2 || r.Partitions[0].Name != "fl2va" || r.Partitions[1].Name != "ref2va" {
 		t.Fatalf("report %+v", r)
 	}
-	dit := weights.TinyDiTConfig()
+	dit := arch.TinyDiT()
 	for _, c := range r.Partitions[0].Components {
 		if c.Params <= 0 || c.Bytes <= 0 || len(c.Shards) == 0 || c.Residency == "" || c.DType == "" {
 			t.Errorf("component %+v incomplete", c)
@@ -66,7 +66,7 @@ func TestInfoJSONContract(t *testing.T) {
 			want := int64(2*perCore + 2*(perCore+(1152*32+1152)) + 64 + (64*96 + 64) + (64*32 + 64) + (64*64 + 64) +
 				(64*32 + 64) + (32*64 + 32) + 4 + 64 + (128*32 + 128) + (96*64 + 96) + (32*64 + 32))
 			if c.Params != want {
-				t.Errorf("transformer params %d, want %d (hidden %d)", c.Params, want, dit.HiddenSize)
+				t.Errorf("transformer params %d, want %d (hidden %d)", c.Params, want, dit.Hidden)
 			}
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
@@ -44,7 +46,10 @@ type Options struct {
 // phase of Generate loads what it needs and releases it before the next.
 // An Engine runs one generation at a time.
 type Engine struct {
-	snap    *weights.Snapshot
+	snap *weights.Snapshot
+	// models are each partition's configs, parsed once at Open and read
+	// (never changed) by the planner and every phase's loader.
+	models  map[string]*arch.Model
 	profile plan.Model
 	backend *ggml.Backend
 	log     *slog.Logger
@@ -76,7 +81,11 @@ func Open(dir string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile, err := profileFor(snap)
+	models, err := readModels(snap)
+	if err != nil {
+		return nil, err
+	}
+	profile, err := profileFor(snap, models)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +101,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
+	return &Engine{snap: snap, models: models, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
 }
 
 // precision is every model's precision in the engine's mode: Exact
@@ -173,30 +182,61 @@ func (e *Engine) partition(name string) *weights.Partition {
 	return nil
 }
 
-// profileFor picks the planner profile: the release's dimensions with
-// bytes per parameter measured from the files, or the tiny profile for a
-// checkpoint smaller than the release (the embedded test model).
-func profileFor(s *weights.Snapshot) (plan.Model, error) {
+// readModels parses every partition's configs once. A component without a
+// config.json (single-file trees) takes the release's, except the DiT,
+// whose config the file itself states (repack metadata) or its tensor
+// shapes give (GGUF).
+func readModels(s *weights.Snapshot) (map[string]*arch.Model, error) {
+	models := map[string]*arch.Model{}
 	for _, p := range s.Partitions {
-		c := p.Component(weights.Transformer)
-		if c == nil || c.Config == "" {
-			continue
-		}
-		data, err := os.ReadFile(c.Config)
+		files := arch.Files{DiT: configOf(p, weights.Transformer), Qwen: configOf(p, weights.TextEncoder),
+			VideoVAE: configOf(p, weights.VideoVAE), AudioVAE: configOf(p, weights.AudioVAE)}
+		m, err := arch.ReadModel(files)
 		if err != nil {
-			return plan.Model{}, fmt.Errorf("engine: %w", err)
+			return nil, fmt.Errorf("engine: %s partition: %w", p.Name, err)
 		}
-		cfg, err := dit.ParseConfig(data)
-		if err != nil {
-			return plan.Model{}, err
+		if tr := p.Component(weights.Transformer); files.DiT == "" && tr != nil {
+			if m.DiT, err = fileDiT(tr); err != nil {
+				return nil, fmt.Errorf("engine: %s partition: %w", p.Name, err)
+			}
+			m.Assumed = slices.DeleteFunc(m.Assumed, func(c string) bool { return c == weights.Transformer })
 		}
-		if cfg.Hidden != plan.OfficialDims.Hidden {
-			return plan.LookupModel("tiny")
-		}
-		break
+		models[p.Name] = m
 	}
-	return plan.MeasureDir(s.Root)
+	return models, nil
 }
+
+func configOf(p *weights.Partition, component string) string {
+	if c := p.Component(component); c != nil {
+		return c.Config
+	}
+	return ""
+}
+
+// fileDiT reads a single-file transformer's config from its header.
+func fileDiT(c *weights.Component) (*arch.DiT, error) {
+	src, err := c.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return dit.ConfigFor(src, nil)
+}
+
+// profileFor is the planner profile of the snapshot: its own configs (the
+// FL2VA partition's, the two partitions' architectures being the same)
+// with bytes per parameter measured from its files.
+func profileFor(s *weights.Snapshot, models map[string]*arch.Model) (plan.Model, error) {
+	for _, name := range []string{"fl2va", "ref2va"} {
+		if m, ok := models[name]; ok {
+			return plan.ModelFor(m, s.Root)
+		}
+	}
+	return plan.Model{}, fmt.Errorf("engine: the snapshot at %s has no partition to plan", s.Root)
+}
+
+// model is the configs of the run's partition.
+func (g *generation) model() *arch.Model { return g.e.models[g.part.Name] }
 
 // TinySeed is the seed of the embedded tiny model.
 const TinySeed = 1

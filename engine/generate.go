@@ -235,30 +235,20 @@ func (g *generation) stats() *Stats {
 // videoVAE opens the partition's video VAE with its config; the caller
 // closes the source when the phase ends.
 func (g *generation) videoVAE() (weights.Source, *vae.VideoConfig, error) {
-	comp, src, err := g.component(weights.VideoVAE)
+	_, src, err := g.component(weights.VideoVAE)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := vae.ReadVideoConfig(comp.Config)
-	if err != nil {
-		src.Close()
-		return nil, nil, err
-	}
-	return src, cfg, nil
+	return src, g.model().VideoVAE, nil
 }
 
 // audioVAE is videoVAE for the audio VAE.
 func (g *generation) audioVAE() (weights.Source, *vae.AudioConfig, error) {
-	comp, src, err := g.component(weights.AudioVAE)
+	_, src, err := g.component(weights.AudioVAE)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := vae.ReadAudioConfig(comp.Config)
-	if err != nil {
-		src.Close()
-		return nil, nil, err
-	}
-	return src, cfg, nil
+	return src, g.model().AudioVAE, nil
 }
 
 func (g *generation) component(name string) (*weights.Component, weights.Source, error) {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"h3studio/engine/dit"
@@ -76,20 +75,10 @@ func (g *generation) denoise(ctx context.Context) error {
 	return err
 }
 
-// loadDiT reads the transformer's config (config.json, else the file's
-// metadata or shapes) and loads it with the plan's residency.
+// loadDiT loads the transformer with its parsed config and the plan's
+// residency.
 func (g *generation) loadDiT(comp *weights.Component, src weights.Source) (*dit.Model, error) {
-	var cfgJSON []byte
-	if comp.Config != "" {
-		var err error
-		if cfgJSON, err = os.ReadFile(comp.Config); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := dit.ConfigFor(src, cfgJSON)
-	if err != nil {
-		return nil, err
-	}
+	cfg := g.model().DiT
 	return dit.Load(g.e.backend, src, cfg, dit.Options{QKV: comp.QKV, Residency: g.plan.Residency.DiT, Precision: g.e.precision()})
 }
 

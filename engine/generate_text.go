@@ -58,15 +58,12 @@ func (g *generation) runTextEncoder(ctx context.Context, items []textenc.Item) (
 	if err != nil {
 		return nil, err
 	}
-	comp, src, err := g.component(weights.TextEncoder)
+	_, src, err := g.component(weights.TextEncoder)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	cfg, err := textenc.LoadConfig(comp.Config)
-	if err != nil {
-		return nil, err
-	}
+	cfg := *g.model().Qwen
 	opt := textenc.Options{Residency: g.plan.Residency.TextEncoder, Precision: g.e.precision(), Logger: g.e.log}
 	m, err := textenc.New(g.e.backend, src, cfg, opt)
 	if err != nil {

@@ -41,7 +41,7 @@ func NewBlockBench(b *ggml.Backend, cfg *Config, dt ggml.DType, blocks int, seed
 	bb.ws = b.NewWeightSet(blocks*len(ns) + 1)
 	bb.table = bb.ws.Add("table", ggml.F32, cfg.Hidden, benchPairs, adaSlots)
 	shapes := map[string][]int64{}
-	for n, s := range cfg.ExpectedShapes() {
+	for n, s := range cfg.Shapes() {
 		if len(n) > 9 && n[:9] == "blocks.0." {
 			shapes[n[9:]] = s
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
 )
@@ -68,7 +69,7 @@ func TestBlockBenchStack(t *testing.T) {
 // size on the CPU: 237.0 KB/row, 9.8 % above the planner's 215.8 KB, and
 // flat in the block count once each block gathers its own modulation.
 func TestBlockBenchScratchMatchesPlan(t *testing.T) {
-	cfg, err := ReleaseConfig()
+	cfg, err := arch.ReleaseDiT()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func InferConfig(src weights.Source) (*Config, error) {
 	c.RefinerLayers = countBlocks(src, "token_refiner.blocks.")
 	c.AdaLNOut = adaSlots * Modalities * c.Hidden
 	c.FinalAdaLNOut = 2 * c.Hidden
-	if err := c.check(); err != nil {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -93,7 +93,7 @@ func Load(b *ggml.Backend, src weights.Source, cfg *Config, o Options) (*Model, 
 	if err := o.Precision.Check("dit", ggml.F32, ggml.BF16, ggml.F16, ggml.Q8_0, ggml.Q4_K); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(src); err != nil {
+	if err := Validate(cfg, src); err != nil {
 		return nil, err
 	}
 	m := &Model{Cfg: cfg, b: b, src: src, opt: o, active: make([]bool, cfg.Layers),

@@ -167,7 +167,7 @@ func TestConfigFromRepackMetadata(t *testing.T) {
 	if fmt.Sprint(*got) != fmt.Sprint(*want) {
 		t.Errorf("metadata config %+v != config.json %+v", *got, *want)
 	}
-	if err := want.Validate(src); err != nil {
+	if err := Validate(want, src); err != nil {
 		t.Errorf("fixture checkpoint rejected: %v", err)
 	}
 }
@@ -229,13 +229,13 @@ func TestValidateReportsEveryMismatch(t *testing.T) {
 	}
 	defer src.Close()
 	cfg := tinyConfig(t)
-	err = cfg.Validate(fakeSource{src, "blocks.2.mlp.fc2.weight", "blocks.0.norm1.weight"})
+	err = Validate(cfg, fakeSource{src, "blocks.2.mlp.fc2.weight", "blocks.0.norm1.weight"})
 	if err == nil || !strings.Contains(err.Error(), "blocks.2.mlp.fc2.weight is missing") ||
 		!strings.Contains(err.Error(), "blocks.0.norm1.weight is [49]") {
 		t.Fatalf("got %v", err)
 	}
 	cfg.Layers = 2 // blocks.2.* now unexpected
-	if err := cfg.Validate(src); err == nil || !strings.Contains(err.Error(), "blocks.2.adaln_proj.linear.bias is not expected") {
+	if err := Validate(cfg, src); err == nil || !strings.Contains(err.Error(), "blocks.2.adaln_proj.linear.bias is not expected") {
 		t.Fatalf("got %v", err)
 	}
 	b := cpuBackend(t)

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 )
 
 // One release-size block (bf16, 385.35 M parameters) over a few hundred
 // rows on the CPU: shapes, memory, finiteness and the Metal audit.
 func TestReleaseBlock(t *testing.T) {
-	cfg, err := ReleaseConfig()
+	cfg, err := arch.ReleaseDiT()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,9 +119,9 @@ type phaseInput struct {
 	anchorSources []layout.Canvas
 }
 
-// phases computes every phase's peak.
+// phases computes every phase's peak, one function per phase; what a phase
+// leaves for a later one (condition latents, Qwen's pixels) is passed on.
 func phases(in phaseInput) []Phase {
-	l, m, d := in.l, in.model, in.model.Dims
 	var out []Phase
 	// A peak is the phase's own bytes: the process, the window and the
 	// backend's contexts beside them are Machine.Budget's Reserve.
@@ -130,52 +130,76 @@ func phases(in phaseInput) []Phase {
 		out = append(out, p)
 	}
 	add(Phase{Name: PhaseLoad, ScratchBytes: 64 << 20}) // tokenizer, shard headers, configs
+	refs := referenceLoad(in)
+	if refs.visual || refs.audio {
+		add(refs.phase(in.model))
+	}
+	add(textPhase(in, refs))
+	add(denoisePhase(in, refs))
+	add(decodePhase(in))
+	add(muxPhase(in))
+	return out
+}
 
-	// Reference decode: media to canvas pixels, VAE-encoded to latents.
-	var condLatents, qwenPixels, media, encScratch, weights int64
-	visual := len(in.anchorSources) > 0
-	audio := false
+// references is what reading and encoding the request's media holds.
+type references struct {
+	condLatents, qwenPixels, media, encScratch int64
+	visual, audio                              bool
+}
+
+// referenceLoad sums the reference decode: media to canvas pixels,
+// VAE-encoded to latents.
+func referenceLoad(in phaseInput) references {
+	l, d := in.l, in.model.Dims
+	r := references{visual: len(in.anchorSources) > 0}
 	for _, src := range in.anchorSources {
-		media += pix(src)*4 + pix(l.Canvas)*3*f32
-		condLatents += latentBytes(l.Canvas, 1, d.LatentCh)
-		qwenPixels += pix(l.Canvas) * 3 * f32
-		encScratch = max(encScratch, tilePixels(l.Canvas, vaeEncTile)*encCh*f32*2)
+		r.media += pix(src)*4 + pix(l.Canvas)*3*f32
+		r.condLatents += latentBytes(l.Canvas, 1, d.LatentCh)
+		r.qwenPixels += pix(l.Canvas) * 3 * f32
+		r.encScratch = max(r.encScratch, tilePixels(l.Canvas, vaeEncTile)*encCh*f32*2)
 	}
-	for _, r := range l.Refs {
+	for _, ref := range l.Refs {
 		switch {
-		case r.Kind == layout.RefImage:
-			visual = true
-			media += pix(r.Source)*4 + pix(r.Canvas)*3*f32
-			condLatents += latentBytes(r.Canvas, 1, d.LatentCh)
-			qwenPixels += pix(r.Canvas) * 3 * f32
-			encScratch = max(encScratch, tilePixels(r.Canvas, vaeEncTile)*encCh*f32*2)
-		case r.Kind.HasVideo():
-			visual = true
-			media += int64(r.Frames)*pix(r.Canvas)*3 + 17*pix(r.Canvas)*3*f32
-			condLatents += latentBytes(r.Canvas, r.LatentFrames, d.LatentCh)
-			qwenPixels += int64(len(layout.QwenSamples(r.Frames))) * pix(r.Canvas) * 3 * f32
-			encScratch = max(encScratch, encClip*tilePixels(r.Canvas, vaeEncTile)*encCh*f32*2)
+		case ref.Kind == layout.RefImage:
+			r.visual = true
+			r.media += pix(ref.Source)*4 + pix(ref.Canvas)*3*f32
+			r.condLatents += latentBytes(ref.Canvas, 1, d.LatentCh)
+			r.qwenPixels += pix(ref.Canvas) * 3 * f32
+			r.encScratch = max(r.encScratch, tilePixels(ref.Canvas, vaeEncTile)*encCh*f32*2)
+		case ref.Kind.HasVideo():
+			r.visual = true
+			r.media += int64(ref.Frames)*pix(ref.Canvas)*3 + 17*pix(ref.Canvas)*3*f32
+			r.condLatents += latentBytes(ref.Canvas, ref.LatentFrames, d.LatentCh)
+			r.qwenPixels += int64(len(layout.QwenSamples(ref.Frames))) * pix(ref.Canvas) * 3 * f32
+			r.encScratch = max(r.encScratch, encClip*tilePixels(ref.Canvas, vaeEncTile)*encCh*f32*2)
 		}
-		if r.Kind.HasAudio() {
-			audio = true
-			samples := int64(layout.AudioSamples(r.UsedSeconds))
-			media += samples * 2 * f32
-			condLatents += int64(2*d.AudioCh*r.AudioLatents) * f32
-			encScratch = max(encScratch, samples*2*64*f32*2)
+		if ref.Kind.HasAudio() {
+			r.audio = true
+			samples := int64(layout.AudioSamples(ref.UsedSeconds))
+			r.media += samples * 2 * f32
+			r.condLatents += int64(2*d.AudioCh*ref.AudioLatents) * f32
+			r.encScratch = max(r.encScratch, samples*2*64*f32*2)
 		}
 	}
-	if visual {
+	return r
+}
+
+// phase is the reference phase: the encoders the media needs, resident.
+func (r references) phase(m Model) Phase {
+	var weights int64
+	if r.visual {
 		weights += m.VAEEncoderBytes()
 	}
-	if audio {
+	if r.audio {
 		weights += m.AudioVAEBytes()
 	}
-	if visual || audio {
-		add(Phase{Name: PhaseReference, WeightsBytes: weights, ScratchBytes: encScratch,
-			MediaBytes: media + condLatents + qwenPixels, Residency: Resident})
-	}
+	return Phase{Name: PhaseReference, WeightsBytes: weights, ScratchBytes: r.encScratch,
+		MediaBytes: r.media + r.condLatents + r.qwenPixels, Residency: Resident}
+}
 
-	// Vision + text encoding.
+// textPhase is the vision tower and the text encoder.
+func textPhase(in phaseInput, refs references) Phase {
+	l, m, d := in.l, in.model, in.model.Dims
 	T := int64(l.Qwen.Tokens())
 	var visionScratch, visionTokens int64
 	for _, sp := range l.Qwen.Spans {
@@ -189,8 +213,8 @@ func phases(in phaseInput) []Phase {
 		ScratchBytes: max(visionScratch, T*d.QwenTokenBytes()),
 		// Vision embeddings and 3 deepstack features wait for the LM; the
 		// pixels they came from are released first.
-		MediaBytes:   max(qwenPixels, 4*visionTokens*int64(d.QHidden)*f32) + textEmb,
-		CarriedBytes: condLatents,
+		MediaBytes:   max(refs.qwenPixels, 4*visionTokens*int64(d.QHidden)*f32) + textEmb,
+		CarriedBytes: refs.condLatents,
 	}
 	if visionTokens > 0 {
 		te.WeightsBytes = m.VisionBytes()
@@ -200,10 +224,13 @@ func phases(in phaseInput) []Phase {
 	} else {
 		te.WeightsBytes += int64(d.QLayersUsed)*m.QwenLayerBytes() + m.QwenEmbedBytes()
 	}
-	add(te)
+	return te
+}
 
-	// DiT denoise.
-	N := int64(l.Rows)
+// denoisePhase is the DiT loop.
+func denoisePhase(in phaseInput, refs references) Phase {
+	l, m, d := in.l, in.model, in.model.Dims
+	N, T := int64(l.Rows), int64(l.Qwen.Tokens())
 	layers := int64(in.layers)
 	tables := int64(in.steps+1) * 3 * layers * 6 * int64(d.Hidden) * f32
 	// The refiner and condition projection run once on the text rows
@@ -214,16 +241,19 @@ func phases(in phaseInput) []Phase {
 		ScratchBytes: N * d.DiTRowBytes(),
 		// x, velocity and two past velocities for reuse extrapolation.
 		MediaBytes:   4 * (latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32),
-		CarriedBytes: condLatents + T*int64(d.Hidden)*f32,
+		CarriedBytes: refs.condLatents + T*int64(d.Hidden)*f32,
 	}
 	if in.knobs.DiT == Streamed {
 		dn.WeightsBytes += max(refiner, 2*m.DiTBlockBytes())
 	} else {
 		dn.WeightsBytes += max(refiner, layers*m.DiTBlockBytes())
 	}
-	add(dn)
+	return dn
+}
 
-	// VAE decode, then audio decode, at the model canvas.
+// decodePhase is the VAE decode, then the audio decode, at the model canvas.
+func decodePhase(in phaseInput) Phase {
+	l, m, d := in.l, in.model, in.model.Dims
 	final := latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32
 	tok := int64(vaeChunk)*tilePixels(l.Canvas, vaeTile)/256 + 5
 	decScratch := tok*int64(5*d.DecDim+3*d.DecMLP)*f32 + 4*vaeChunk*tilePixels(l.Canvas, vaeTile)*3*f32
@@ -238,14 +268,16 @@ func phases(in phaseInput) []Phase {
 	} else {
 		vd.WeightsBytes += m.VAEDecoderBytes()
 	}
-	add(vd)
+	return vd
+}
 
-	// Mux streams the decoded frames to the encoder, upscaling one frame
-	// at a time when rendering smaller.
+// muxPhase streams the decoded frames to the encoder, upscaling one frame
+// at a time when rendering smaller.
+func muxPhase(in phaseInput) Phase {
+	l := in.l
 	frames := int64(l.Frames)*pix(l.Canvas)*3 + pix(in.output)*3
 	pcm := int64(layout.AudioSamples(float64(l.Frames)/layout.FPS)) * 2 * f32
-	add(Phase{Name: PhaseMux, ScratchBytes: muxBytes, MediaBytes: frames + pcm})
-	return out
+	return Phase{Name: PhaseMux, ScratchBytes: muxBytes, MediaBytes: frames + pcm}
 }
 
 // peakOf is the largest phase peak.

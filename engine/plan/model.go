@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"h3studio/engine/arch"
 )
 
-// Dims are the architecture numbers the byte and FLOP arithmetic needs, as
-// in the checkpoint configs (transformer/config.json, text_encoder's
-// text_config and vision_config).
+// Dims are the architecture numbers the byte and FLOP arithmetic needs,
+// computed by DimsOf from a snapshot's parsed configs (engine/arch).
 type Dims struct {
 	Hidden, Heads, HeadDim, FFN, Blocks, RefinerBlocks int // DiT
 	TextDim, TimeIn, TimeHidden, TimeEmbed             int
@@ -21,58 +23,41 @@ type Dims struct {
 	VHidden, VMLP, VLayers, VDeepstack                 int // Qwen vision tower
 	VAEEncParams, VAEDecParams, AudioVAEParams         int64
 	DecDim, DecMLP, DecBlocks                          int // video VAE decoder (ViT3D)
+
+	// Parameter counts arch computes from the configs' tensor layouts.
+	coreBlock, adaLNBlock, trunk, qLayer, qEmbed, vision int64
 }
 
-// OfficialDims are MiniMax-H3's (shared H3 facts sections 1-7).
-var OfficialDims = Dims{
-	Hidden: 5376, Heads: 56, HeadDim: 128, FFN: 14336, Blocks: 50, RefinerBlocks: 2,
-	TextDim: 5120, TimeIn: 256, TimeHidden: 5376, TimeEmbed: 2688, LatentCh: 24, AudioCh: 32,
-	QHidden: 5120, QInter: 25600, QHeads: 64, QKVHeads: 8, QHeadDim: 128,
-	QLayersUsed: 50, QLayers: 64, QVocab: 151936,
-	VHidden: 1152, VMLP: 4304, VLayers: 27, VDeepstack: 3,
-	VAEEncParams: 180e6, VAEDecParams: 2420e6, AudioVAEParams: 140e6,
-	DecDim: 2048, DecMLP: 8192, DecBlocks: 36,
-}
-
-// tinyDims follow the project's tiny parity configs (tools/fixtures): a
-// model that exercises every stage in seconds.
-var tinyDims = Dims{
-	Hidden: 48, Heads: 2, HeadDim: 32, FFN: 128, Blocks: 3, RefinerBlocks: 2,
-	TextDim: 64, TimeIn: 256, TimeHidden: 48, TimeEmbed: 24, LatentCh: 24, AudioCh: 32,
-	QHidden: 64, QInter: 128, QHeads: 4, QKVHeads: 2, QHeadDim: 32,
-	QLayersUsed: 3, QLayers: 4, QVocab: 256,
-	VHidden: 32, VMLP: 64, VLayers: 4, VDeepstack: 3,
-	VAEEncParams: 2e6, VAEDecParams: 4e6, AudioVAEParams: 2e6,
-	DecDim: 64, DecMLP: 128, DecBlocks: 2,
+// DimsOf computes the planner's dimensions from parsed configs. Qwen's used
+// layers are the first arch.QwenLayersUsed, or all of a shallower model.
+func DimsOf(a *arch.Model) Dims {
+	c, q, v, vae := a.DiT, a.Qwen.Text, a.Qwen.Vision, a.VideoVAE
+	d := Dims{
+		Hidden: c.Hidden, Heads: c.Heads, HeadDim: c.HeadDim, FFN: c.FFN, Blocks: c.Layers, RefinerBlocks: c.RefinerLayers,
+		TextDim: c.TextDim, TimeIn: c.TimestepDim, TimeHidden: c.TimeHidden, TimeEmbed: c.TimeDim,
+		LatentCh: c.LatentChannels, AudioCh: c.AudioChannels,
+		QHidden: q.Hidden, QInter: q.Intermediate, QHeads: q.Heads, QKVHeads: q.KVHeads, QHeadDim: q.HeadDim,
+		QLayersUsed: min(arch.QwenLayersUsed, q.Layers), QLayers: q.Layers, QVocab: q.Vocab,
+		VHidden: v.Hidden, VMLP: v.Intermediate, VLayers: v.Depth, VDeepstack: len(v.Deepstack),
+		VAEEncParams: vae.EncoderParams(), VAEDecParams: vae.DecoderParams(), AudioVAEParams: a.AudioVAE.Params(),
+		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers,
+		trunk: c.TrunkParams(), qLayer: q.LayerParams(), qEmbed: q.EmbedParams(), vision: v.Params(),
+	}
+	d.coreBlock, d.adaLNBlock = c.BlockParams()
+	return d
 }
 
 // CoreBlockParams is one DiT block's per-token linears: QKV, out, fc1, fc2
 // (385.35 M), plus its norms.
-func (d Dims) CoreBlockParams() int64 {
-	inner := int64(d.Heads * d.HeadDim)
-	h := int64(d.Hidden)
-	return h*3*inner + inner*h + h*2*int64(d.FFN) + int64(d.FFN)*h + 2*h + 2*int64(d.HeadDim)
-}
+func (d Dims) CoreBlockParams() int64 { return d.coreBlock }
 
 // AdaLNBlockParams is one block's modulation projection: 6 slots x 3
 // modalities x hidden, from the time embedding (260.2 M).
-func (d Dims) AdaLNBlockParams() int64 {
-	out := int64(18 * d.Hidden)
-	return out*int64(d.TimeEmbed) + out
-}
+func (d Dims) AdaLNBlockParams() int64 { return d.adaLNBlock }
 
 // TrunkParams are the DiT's non-block weights: refiner, condition and time
 // projections, final layer, heads and patch projections.
-func (d Dims) TrunkParams() int64 {
-	h := int64(d.Hidden)
-	patch := int64(d.LatentCh * 4)
-	refiner := int64(d.RefinerBlocks)*d.CoreBlockParams() + h
-	cond := int64(d.TextDim)*h + h
-	tim := int64(d.TimeIn)*int64(d.TimeHidden) + int64(d.TimeHidden) + int64(d.TimeHidden)*int64(d.TimeEmbed) + int64(d.TimeEmbed)
-	final := 2*h*int64(d.TimeEmbed) + 2*h + h
-	heads := h*patch + patch + h*int64(d.AudioCh) + int64(d.AudioCh) + patch*h + h + int64(d.AudioCh)*h + h
-	return refiner + cond + tim + final + heads
-}
+func (d Dims) TrunkParams() int64 { return d.trunk }
 
 // DiTParams is the whole transformer (33.12 B).
 func (d Dims) DiTParams() int64 {
@@ -80,25 +65,13 @@ func (d Dims) DiTParams() int64 {
 }
 
 // QLayerParams is one Qwen language layer (487.6 M).
-func (d Dims) QLayerParams() int64 {
-	h := int64(d.QHidden)
-	q := int64(d.QHeads * d.QHeadDim)
-	kv := int64(d.QKVHeads * d.QHeadDim)
-	return h*q + 2*h*kv + q*h + 3*h*int64(d.QInter) + 2*h + 2*int64(d.QHeadDim)
-}
+func (d Dims) QLayerParams() int64 { return d.qLayer }
 
 // QEmbedParams is the token embedding (0.78 B).
-func (d Dims) QEmbedParams() int64 { return int64(d.QVocab) * int64(d.QHidden) }
+func (d Dims) QEmbedParams() int64 { return d.qEmbed }
 
 // VisionParams is the vision tower with its merger and deepstack mergers.
-func (d Dims) VisionParams() int64 {
-	v := int64(d.VHidden)
-	layer := 4*v*v + 4*v + 2*v*int64(d.VMLP) + v + int64(d.VMLP) + 4*v
-	merged := 4 * v
-	merger := merged*merged + merged + merged*int64(d.QHidden) + int64(d.QHidden) + 2*merged
-	patch := v*3*2*16*16 + v
-	return int64(d.VLayers)*layer + int64(1+d.VDeepstack)*merger + patch + 2304*v
-}
+func (d Dims) VisionParams() int64 { return d.vision }
 
 // Model is a weights profile: bytes per parameter of each component, from a
 // named profile or measured from a directory.
@@ -125,28 +98,48 @@ const (
 // ModelNames lists the built-in model profiles.
 var ModelNames = []string{"official-bf16", "official-q8_0", "official-q4_k", "comfy-bf16", "tiny"}
 
-// LookupModel returns a named profile, or measures a directory.
+// releaseDims are the release configs' dimensions, computed once.
+var releaseDims = sync.OnceValues(func() (Dims, error) {
+	a, err := arch.Release()
+	if err != nil {
+		return Dims{}, err
+	}
+	return DimsOf(a), nil
+})
+
+// LookupModel returns a named profile (the release's configs, or the
+// embedded tiny model's, at the name's bytes per parameter), or measures a
+// directory (MeasureDir).
 func LookupModel(name string) (Model, error) {
 	switch name {
-	case "official-bf16":
-		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
-			Lighter: []string{"official-q8_0", "official-q4_k"}}, nil
-	case "official-q8_0":
-		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppQ8, QwenBPP: bppQ8, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
-			Lighter: []string{"official-q4_k"}}, nil
-	case "official-q4_k":
-		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppQ4K, QwenBPP: bppQ4K, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32}, nil
-	case "comfy-bf16":
-		return Model{Name: name, Dims: OfficialDims, DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF16, AudioVAEBPP: bppF32,
-			Lighter: []string{"official-q8_0", "official-q4_k"}}, nil
 	case "tiny", "":
-		return Model{Name: "tiny", Dims: tinyDims, DiTBPP: bppF32, QwenBPP: bppF32, VisionBPP: bppF32, VAEBPP: bppF32, AudioVAEBPP: bppF32}, nil
+		return Model{Name: "tiny", Dims: DimsOf(arch.Tiny()), DiTBPP: bppF32, QwenBPP: bppF32, VisionBPP: bppF32, VAEBPP: bppF32, AudioVAEBPP: bppF32}, nil
+	case "official-bf16", "official-q8_0", "official-q4_k", "comfy-bf16":
+		d, err := releaseDims()
+		if err != nil {
+			return Model{}, fmt.Errorf("plan: %w", err)
+		}
+		m := releaseProfiles[name]
+		m.Name, m.Dims = name, d
+		return m, nil
 	}
 	st, err := os.Stat(name)
 	if err != nil || !st.IsDir() {
 		return Model{}, fmt.Errorf("plan: model %q is neither a profile (%s) nor a directory", name, strings.Join(ModelNames, ", "))
 	}
 	return MeasureDir(name)
+}
+
+// releaseProfiles are the release's bytes per parameter as each named
+// packing stores it.
+var releaseProfiles = map[string]Model{
+	"official-bf16": {DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
+		Lighter: []string{"official-q8_0", "official-q4_k"}},
+	"official-q8_0": {DiTBPP: bppQ8, QwenBPP: bppQ8, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32,
+		Lighter: []string{"official-q4_k"}},
+	"official-q4_k": {DiTBPP: bppQ4K, QwenBPP: bppQ4K, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32},
+	"comfy-bf16": {DiTBPP: bppBF16, QwenBPP: bppBF16, VisionBPP: bppBF16, VAEBPP: bppF16, AudioVAEBPP: bppF32,
+		Lighter: []string{"official-q8_0", "official-q4_k"}},
 }
 
 // component classifies a weight file by its path.
@@ -165,11 +158,30 @@ func component(rel string) string {
 	return ""
 }
 
-// MeasureDir builds a profile from the *.safetensors / *.gguf file sizes
-// under dir (the official snapshot, a partition folder, the Comfy-Org
-// repack or a GGUF set). Only the FL2VA partition's (or the unpartitioned)
-// files are counted: both partitions are byte-identical in size.
+// MeasureDir builds a profile of the snapshot at dir (the official tree,
+// a partition folder, the Comfy-Org repack or a GGUF set): its configs,
+// read from the FL2VA partition's (or the folder's own) config files, the
+// release's standing in for a component without one, and ModelFor's
+// measured bytes per parameter.
 func MeasureDir(dir string) (Model, error) {
+	files := arch.Files{}
+	for _, d := range []string{filepath.Join(dir, "FL2VA"), dir, filepath.Join(dir, "Ref2VA")} {
+		if files = arch.OfficialFiles(d); files != (arch.Files{}) {
+			break
+		}
+	}
+	a, err := arch.ReadModel(files)
+	if err != nil {
+		return Model{}, fmt.Errorf("plan: measure %s: %w", dir, err)
+	}
+	return ModelFor(a, dir)
+}
+
+// ModelFor is the profile of a snapshot whose configs are a: the dims of a,
+// and bytes per parameter from the *.safetensors / *.gguf file sizes under
+// dir. Only the FL2VA partition's (or the unpartitioned) files are
+// counted: both partitions are byte-identical in size.
+func ModelFor(a *arch.Model, dir string) (Model, error) {
 	bytes := map[string]int64{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -205,7 +217,7 @@ func MeasureDir(dir string) (Model, error) {
 	if bytes["dit"] == 0 {
 		return Model{}, fmt.Errorf("plan: no DiT weights (*.safetensors or *.gguf under transformer/ or diffusion_models/) in %s", dir)
 	}
-	d := OfficialDims
+	d := DimsOf(a)
 	m := Model{Name: "dir", Dir: dir, Dims: d, VisionBPP: bppBF16, VAEBPP: bppF32, AudioVAEBPP: bppF32}
 	m.DiTBPP = float64(bytes["dit"]) / float64(d.DiTParams())
 	m.QwenBPP = bppBF16

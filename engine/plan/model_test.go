@@ -7,14 +7,79 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/layout"
 )
 
 func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
 
+// mustReleaseDims is the release profile's dimensions.
+func mustReleaseDims(t *testing.T) Dims {
+	t.Helper()
+	d, err := releaseDims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The release profile's dimensions are the shared H3 facts' (§1, §2, §4, §7).
+func TestReleaseDims(t *testing.T) {
+	m, err := LookupModel("official-q4_k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Dims
+	got.coreBlock, got.adaLNBlock, got.trunk, got.qLayer, got.qEmbed, got.vision = 0, 0, 0, 0, 0, 0
+	got.VAEEncParams, got.VAEDecParams, got.AudioVAEParams = 0, 0, 0
+	want := Dims{
+		Hidden: 5376, Heads: 56, HeadDim: 128, FFN: 14336, Blocks: 50, RefinerBlocks: 2,
+		TextDim: 5120, TimeIn: 256, TimeHidden: 5376, TimeEmbed: 2688, LatentCh: 24, AudioCh: 32,
+		QHidden: 5120, QInter: 25600, QHeads: 64, QKVHeads: 8, QHeadDim: 128,
+		QLayersUsed: 50, QLayers: 64, QVocab: 151936,
+		VHidden: 1152, VMLP: 4304, VLayers: 27, VDeepstack: 3,
+		DecDim: 2048, DecMLP: 8192, DecBlocks: 36,
+	}
+	if got != want {
+		t.Errorf("release dims\n got %+v\nwant %+v", got, want)
+	}
+	d := m.Dims
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"video VAE encoder", float64(d.VAEEncParams), 0.18e9}, {"video VAE decoder", float64(d.VAEDecParams), 2.42e9},
+		{"audio VAE", float64(d.AudioVAEParams), 0.151e9}} {
+		if !within(c.got, c.want, 0.01) {
+			t.Errorf("%s: %.4g params, want %.4g", c.name, c.got, c.want)
+		}
+	}
+}
+
+// The planner's split of the DiT (blocks and trunk) adds up to arch's
+// count of the checkpoint's tensors, at release size, tiny size and a
+// width of neither (hidden 96).
+func TestDiTParamsMatchArch(t *testing.T) {
+	rel, err := arch.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := arch.Tiny()
+	wide.DiT.Hidden, wide.DiT.TimeHidden, wide.DiT.TimeDim = 96, 96, 48
+	wide.DiT.AdaLNOut, wide.DiT.FinalAdaLNOut = 18*96, 2*96
+	if err := wide.DiT.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]*arch.Model{"release": rel, "tiny": arch.Tiny(), "hidden 96": wide} {
+		d := DimsOf(a)
+		if d.DiTParams() != a.DiT.Params() || d.Hidden != a.DiT.Hidden {
+			t.Errorf("%s: planner DiT %d params at hidden %d, arch %d at %d", name, d.DiTParams(), d.Hidden, a.DiT.Params(), a.DiT.Hidden)
+		}
+	}
+}
+
 // Parameter and byte counts against the facts' tables (H3 facts §2, §4, §5, §12).
 func TestOfficialArithmetic(t *testing.T) {
-	d := OfficialDims
+	d := mustReleaseDims(t)
 	checks := []struct {
 		name      string
 		got, want float64
@@ -66,7 +131,7 @@ func TestOfficialArithmetic(t *testing.T) {
 
 // FLOP counts against H3 facts §12 and h3.c's measured forward times.
 func TestFLOPsAndTime(t *testing.T) {
-	d := OfficialDims
+	d := mustReleaseDims(t)
 	for _, c := range []struct {
 		n     int
 		tflop float64

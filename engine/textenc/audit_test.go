@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
@@ -43,7 +44,7 @@ func placeholderWeights(t *testing.T, b *ggml.Backend, module any, shapes map[st
 }
 
 func visionShapes(c VisionConfig) map[string][]int {
-	D, M := c.Hidden, c.Hidden*c.cell()
+	D, M := c.Hidden, c.Hidden*c.MergeCell()
 	s := map[string][]int{
 		"patch_embed.proj.weight": {c.InChannels * c.TemporalPatch * c.Patch * c.Patch, D},
 		"patch_embed.proj.bias":   {D}, "pos_embed.weight": {D, c.NumPositions},
@@ -75,7 +76,7 @@ func visionShapes(c VisionConfig) map[string][]int {
 // can pick, and asserts ggml-metal runs every node: no silent CPU fallback
 // on a Mac.
 func TestMetalAuditReleaseShapes(t *testing.T) {
-	cfg, err := ParseConfig([]byte(ReleaseConfigJSON))
+	cfg, err := arch.ReleaseQwen()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 )
 
@@ -11,7 +12,7 @@ import (
 // the release's structure at a narrow width, and counts what it holds and
 // computes exactly.
 func TestPrefillBench(t *testing.T) {
-	cfg, err := ParseConfig([]byte(ReleaseConfigJSON))
+	cfg, err := arch.ReleaseQwen()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func (m *Model) layer(i int) (*layerSlot, error) {
 // state, so a prefetch goroutine may run it while another layer computes.
 func (m *Model) loadLayer(i int) (*layerSlot, error) {
 	s := &layerSlot{}
-	ws, err := m.load(fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, m.cfg.Text.dims())
+	ws, err := m.load(fmt.Sprintf("model.language_model.layers.%d.", i), &s.l, textDims(m.cfg.Text))
 	if err != nil {
 		return nil, err
 	}

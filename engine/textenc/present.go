@@ -33,7 +33,7 @@ func (m *Model) Realise(tok *tokenizer.Tokenizer, p layout.Presentation, prompt 
 			if k >= len(items) {
 				return Input{}, fmt.Errorf("textenc: the presentation has more vision blocks than the %d items given", len(items))
 			}
-			if n := m.cfg.Vision.Tokens(items[k]); n != sp.GridH*sp.GridW {
+			if n := visionTokens(m.cfg.Vision, items[k]); n != sp.GridH*sp.GridW {
 				return Input{}, fmt.Errorf("textenc: vision block %d is planned as %dx%d tokens but its %dx%d item gives %d",
 					k, sp.GridH, sp.GridW, items[k].Width, items[k].Height, n)
 			}

@@ -147,13 +147,13 @@ func checkRealised(t *testing.T, cfg Config, in Input, ids []int32, pos [][3]int
 // averages its two blocks, then 2x2 cells.
 func (r *ref64) presentedEmbeds64(ids []int32, img, vid Item) (emb []float64, visual []bool, deepstack [][]float64) {
 	vc, D := r.cfg.Vision, r.cfg.Text.Hidden
-	m0, d0, _ := r.visionTower64(toF64(vc.Patchify(img)), 4, 6)
+	m0, d0, _ := r.visionTower64(toF64(patchify(vc, img)), 4, 6)
 	var mv []float64
 	dv := make([][]float64, len(vc.Deepstack))
 	for blk := 0; blk < 2; blk++ {
 		one := vid
 		one.Frames = vid.Frames[blk*2 : blk*2+2]
-		mb, db, _ := r.visionTower64(toF64(vc.Patchify(one)), 6, 10)
+		mb, db, _ := r.visionTower64(toF64(patchify(vc, one)), 6, 10)
 		if mv == nil {
 			mv = make([]float64, len(mb))
 			for k := range dv {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
 	"h3studio/engine/weights"
@@ -84,7 +85,7 @@ func releaseLayerRef64(cfg Config, shapes map[string][]int, fan map[string]int) 
 // weights) over a short presentation with a vision span's positions, and
 // checks two rows against the float64 reference.
 func TestReleaseLayerShortSequence(t *testing.T) {
-	cfg, err := ParseConfig([]byte(ReleaseConfigJSON))
+	cfg, err := arch.ReleaseQwen()
 	if err != nil {
 		t.Fatal(err)
 	}

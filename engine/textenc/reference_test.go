@@ -148,7 +148,7 @@ func rotateHalf64(v []float64, ang []float64) {
 func (r *ref64) mropeAngles64(t, h, w int) []float64 {
 	tc := r.cfg.Text
 	half := tc.HeadDim / 2
-	sec := tc.MRoPESection
+	sec := tc.RoPE.Section
 	ang := make([]float64, half)
 	for i := 0; i < half; i++ {
 		p := t

@@ -13,7 +13,7 @@ func (r *ref64) visionTower64(patches []float64, gh, gw int) (merged []float64, 
 	in := len(patches) / N
 	x := linear64(patches, N, in, r.w("model.visual.patch_embed.proj.weight"), r.w("model.visual.patch_embed.proj.bias"))
 	pe := r.w("model.visual.pos_embed.weight")
-	idx, wts := posEmbedInterp(gh, gw, vc.SpatialMerge, gridSide(vc.NumPositions))
+	idx, wts := posEmbedInterp(gh, gw, vc.SpatialMerge, vc.GridSide())
 	for n := 0; n < N; n++ {
 		for c := 0; c < 4; c++ {
 			row := pe[int(idx[c][n])*D : (int(idx[c][n])+1)*D]

@@ -31,8 +31,8 @@ type TextMLP struct {
 	Down *ggml.Tensor `st:"down_proj.weight" shape:"hidden,inter"`
 }
 
-// dims resolves TextLayer's shape tags.
-func (c TextConfig) dims() map[string]int64 {
+// textDims resolves TextLayer's shape tags.
+func textDims(c TextConfig) map[string]int64 {
 	return map[string]int64{"hidden": int64(c.Hidden), "head_dim": int64(c.HeadDim), "q": int64(c.Heads * c.HeadDim),
 		"kv": int64(c.KVHeads * c.HeadDim), "inter": int64(c.Intermediate)}
 }
@@ -41,8 +41,9 @@ func norm(g *ggml.Graph, x, w *ggml.Tensor, eps float32) *ggml.Tensor {
 	return g.Mul(g.RMSNorm(x, eps), w)
 }
 
-func (c TextConfig) rope() ggml.RoPEOptions {
-	s := c.MRoPESection
+// textRoPE is the text model's interleaved mRoPE.
+func textRoPE(c TextConfig) ggml.RoPEOptions {
+	s := c.RoPE.Section
 	return ggml.RoPEOptions{Mode: ggml.RoPEIMRoPE, Dims: c.HeadDim, Base: float32(c.RoPETheta), Sections: [4]int{s[0], s[1], s[2], 0}}
 }
 
@@ -50,9 +51,9 @@ func (c TextConfig) rope() ggml.RoPEOptions {
 // mRoPE positions pos [4n], each [hd, KVHeads, n] f32.
 func (l *TextLayer) KeysValues(g *ggml.Graph, x, pos *ggml.Tensor, c TextConfig) (k, v *ggml.Tensor) {
 	n := x.Ne(1)
-	h := norm(g, x, l.InputNorm, c.Eps)
+	h := norm(g, x, l.InputNorm, float32(c.Eps))
 	k = g.Reshape(g.MulMat(l.Attn.K, h), c.HeadDim, c.KVHeads, n)
-	k = g.RoPE(norm(g, k, l.Attn.KNorm, c.Eps), pos, c.rope())
+	k = g.RoPE(norm(g, k, l.Attn.KNorm, float32(c.Eps)), pos, textRoPE(c))
 	v = g.Reshape(g.MulMat(l.Attn.V, h), c.HeadDim, c.KVHeads, n)
 	return k, v
 }
@@ -62,14 +63,14 @@ func (l *TextLayer) KeysValues(g *ggml.Graph, x, pos *ggml.Tensor, c TextConfig)
 // which x's rows are the last n. It returns the layer output [D, n].
 func (l *TextLayer) Forward(g *ggml.Graph, x, pos, k, v *ggml.Tensor, c TextConfig, chunk int, kv ggml.Storage, name string) *ggml.Tensor {
 	n := x.Ne(1)
-	h := norm(g, x, l.InputNorm, c.Eps)
+	h := norm(g, x, l.InputNorm, float32(c.Eps))
 	q := g.Reshape(g.MulMat(l.Attn.Q, h), c.HeadDim, c.Heads, n)
-	q = g.RoPE(norm(g, q, l.Attn.QNorm, c.Eps), pos, c.rope())
+	q = g.RoPE(norm(g, q, l.Attn.QNorm, float32(c.Eps)), pos, textRoPE(c))
 	q = g.Cont(g.Permute(q, 0, 2, 1, 3))                                      // [hd, n, H]
 	k, v = g.Cont(g.Permute(k, 0, 2, 1, 3)), g.Cont(g.Permute(v, 0, 2, 1, 3)) // [hd, e, KV]
 	a := g.Attention(q, k, v, ggml.AttentionOptions{Causal: true, Chunk: chunk, KV: kv, Name: name + ".attn"})
 	x = g.Add(x, g.MulMat(l.Attn.O, g.Reshape(a, c.HeadDim*c.Heads, n)))
-	h = norm(g, x, l.PostNorm, c.Eps)
+	h = norm(g, x, l.PostNorm, float32(c.Eps))
 	m := g.MulMat(l.MLP.Down, g.SwiGLU(g.MulMat(l.MLP.Gate, h), g.MulMat(l.MLP.Up, h)))
 	return g.Add(x, m).SetName("%s.out", name)
 }

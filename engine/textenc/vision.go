@@ -54,9 +54,6 @@ type PatchMerger struct {
 
 const visionEps = 1e-6
 
-func (c VisionConfig) headDim() int { return c.Hidden / c.Heads }
-func (c VisionConfig) cell() int    { return c.SpatialMerge * c.SpatialMerge }
-
 // newVisionTower sizes the slices so the loader binds every block. The
 // merger normalises tokens before merging them, the deepstack mergers
 // after.
@@ -64,7 +61,7 @@ func newVisionTower(c VisionConfig) VisionTower {
 	t := VisionTower{Blocks: make([]VisionBlock, c.Depth), Deepstack: make([]PatchMerger, len(c.Deepstack)), cfg: c}
 	t.Merger.norm = c.Hidden
 	for i := range t.Deepstack {
-		t.Deepstack[i].norm = c.Hidden * c.cell()
+		t.Deepstack[i].norm = c.Hidden * c.MergeCell()
 	}
 	return t
 }
@@ -73,7 +70,7 @@ func (t *VisionTower) Dims() map[string]int64 {
 	c := t.cfg
 	return map[string]int64{"hidden": int64(c.Hidden), "hidden3": int64(3 * c.Hidden), "in_ch": int64(c.InChannels),
 		"t_patch": int64(c.TemporalPatch), "patch": int64(c.Patch), "positions": int64(c.NumPositions),
-		"inter": int64(c.Intermediate), "merged": int64(c.Hidden * c.cell()), "out": int64(c.OutHidden)}
+		"inter": int64(c.Intermediate), "merged": int64(c.Hidden * c.MergeCell()), "out": int64(c.OutHidden)}
 }
 
 func (p *PatchMerger) Dims() map[string]int64 { return map[string]int64{"norm": int64(p.norm)} }
@@ -132,7 +129,7 @@ func (t *VisionTower) Forward(g *ggml.Graph, in visionInputs, c VisionConfig, kv
 // patches with the 2-D rotary embedding: the first quarter of each head's
 // rotary pairs turns with the patch row, the second with the column.
 func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionConfig, kv ggml.Storage) *ggml.Tensor {
-	hd, H, N := c.headDim(), c.Heads, x.Ne(1)
+	hd, H, N := c.HeadDim(), c.Heads, x.Ne(1)
 	qkv := g.Reshape(linear(g, b.QKV, b.QKVBias, x), hd, H, 3, N)
 	part := func(i int) *ggml.Tensor {
 		return g.Cont(g.View(qkv, i*qkv.Nb(2), []int{hd, H, N}, []int{qkv.Nb(1), qkv.Nb(3)}))
@@ -146,7 +143,7 @@ func (b *VisionBlock) attention(g *ggml.Graph, x, rope *ggml.Tensor, c VisionCon
 }
 
 func (m *PatchMerger) forward(g *ggml.Graph, x *ggml.Tensor, c VisionConfig, postShuffle bool) *ggml.Tensor {
-	M, n := c.Hidden*c.cell(), x.Ne(1)/c.cell()
+	M, n := c.Hidden*c.MergeCell(), x.Ne(1)/c.MergeCell()
 	if postShuffle {
 		x = affine(g, g.LayerNorm(g.Reshape(x, M, n), visionEps), m.NormW, m.NormB)
 	} else {
@@ -157,12 +154,12 @@ func (m *PatchMerger) forward(g *ggml.Graph, x *ggml.Tensor, c VisionConfig, pos
 
 // declareVisionInputs creates and fills the host-prepared inputs of an item.
 func declareVisionInputs(g *ggml.Graph, c VisionConfig, it Item) visionInputs {
-	gh, gw := c.Grid(it)
+	gh, gw := c.Grid(it.Height, it.Width)
 	N := gh * gw
 	var in visionInputs
 	in.patches = g.Input("vision.patches", ggml.F32, c.InChannels*c.TemporalPatch*c.Patch*c.Patch, N)
-	in.patches.SetF32(c.Patchify(it))
-	idx, w := posEmbedInterp(gh, gw, c.SpatialMerge, gridSide(c.NumPositions))
+	in.patches.SetF32(patchify(c, it))
+	idx, w := posEmbedInterp(gh, gw, c.SpatialMerge, c.GridSide())
 	for i := range in.posIdx {
 		in.posIdx[i] = g.Input(fmt.Sprintf("vision.pos_idx.%d", i), ggml.I32, N)
 		in.posIdx[i].SetI32(idx[i])
@@ -202,10 +199,10 @@ type visionFeatures struct {
 // temporally pooled, then spatially pooled.
 func (m *Model) encodeItem(i int, it Item) (*visionFeatures, error) {
 	c := m.cfg.Vision
-	if err := c.checkItem(it); err != nil {
+	if err := checkItem(c, it); err != nil {
 		return nil, err
 	}
-	gh, gw := c.Grid(it)
+	gh, gw := c.Grid(it.Height, it.Width)
 	if gh*gw > ggml.MaxAttentionRows {
 		return nil, fmt.Errorf("textenc: vision item %dx%d has %d patches, more than one attention call takes (%d); scale it down",
 			it.Width, it.Height, gh*gw, ggml.MaxAttentionRows)
@@ -241,7 +238,7 @@ func (m *Model) encodeItem(i int, it Item) (*visionFeatures, error) {
 			sum.deepstack[k] = poolTokens(sum.deepstack[k], mh, mw, d, sp)
 		}
 	}
-	sum.tokens = c.Tokens(it)
+	sum.tokens = visionTokens(c, it)
 	return sum, nil
 }
 
@@ -260,8 +257,8 @@ func (m *Model) encodeBlock(name string, it Item) (*visionFeatures, error) {
 	if err := m.compute(name, g); err != nil {
 		return nil, err
 	}
-	gh, gw := c.Grid(it)
-	f := &visionFeatures{merged: merged.F32(), tokens: gh * gw / c.cell()}
+	gh, gw := c.Grid(it.Height, it.Width)
+	f := &visionFeatures{merged: merged.F32(), tokens: gh * gw / c.MergeCell()}
 	for _, d := range deep {
 		f.deepstack = append(f.deepstack, d.F32())
 	}

@@ -29,19 +29,16 @@ func (it Item) pool() (temporal, spatial int) {
 	return max(1, it.Pool.Temporal), max(1, it.Pool.Spatial)
 }
 
-// Tokens is the number of language-model tokens the item yields.
-func (c VisionConfig) Tokens(it Item) int {
-	gh, gw := c.Grid(it)
+// visionTokens is the number of language-model tokens the item yields.
+func visionTokens(c VisionConfig, it Item) int {
+	gh, gw := c.Grid(it.Height, it.Width)
 	_, sp := it.pool()
 	mh, mw := gh/c.SpatialMerge, gw/c.SpatialMerge
 	return ((mh + sp - 1) / sp) * ((mw + sp - 1) / sp)
 }
 
-// Grid returns the patch grid of an item.
-func (c VisionConfig) Grid(it Item) (gh, gw int) { return it.Height / c.Patch, it.Width / c.Patch }
-
 // checkItem validates an item's geometry in one sentence.
-func (c VisionConfig) checkItem(it Item) error {
+func checkItem(c VisionConfig, it Item) error {
 	cell := c.Patch * c.SpatialMerge
 	if it.Height <= 0 || it.Width <= 0 || it.Height%cell != 0 || it.Width%cell != 0 {
 		return fmt.Errorf("textenc: vision item %dx%d: sides must be positive multiples of %d", it.Width, it.Height, cell)
@@ -61,12 +58,12 @@ func (c VisionConfig) checkItem(it Item) error {
 	return nil
 }
 
-// Patchify cuts an item's first block into patch rows of C*T*P*P values (channel, then
+// patchify cuts an item's first block into patch rows of C*T*P*P values (channel, then
 // time, then y, x: the Conv3d weight's layout), normalising pixels to
 // x*2-1 (the processor's mean 0.5, std 0.5). Rows are in merge order.
-func (c VisionConfig) Patchify(it Item) []float32 {
+func patchify(c VisionConfig, it Item) []float32 {
 	P, T, C, m := c.Patch, c.TemporalPatch, c.InChannels, c.SpatialMerge
-	gh, gw := c.Grid(it)
+	gh, gw := c.Grid(it.Height, it.Width)
 	row := C * T * P * P
 	out := make([]float32, 0, gh*gw*row)
 	for by := 0; by < gh/m; by++ {

@@ -16,10 +16,10 @@ func TestPatchify(t *testing.T) {
 		}
 		it.Frames = append(it.Frames, fi)
 	}
-	if err := f.cfg.Vision.checkItem(it); err != nil {
+	if err := checkItem(f.cfg.Vision, it); err != nil {
 		t.Fatal(err)
 	}
-	got := f.cfg.Vision.Patchify(it)
+	got := patchify(f.cfg.Vision, it)
 	want, _ := f.f32("image.pixel_values")
 	if len(got) != len(want) {
 		t.Fatalf("patchify gave %d values, want %d", len(got), len(want))

@@ -2,11 +2,11 @@ package vae
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"runtime"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 )
 
@@ -55,21 +55,7 @@ func TestTemporalPlanFrames(t *testing.T) {
 // releaseVideoConfig is the release's configuration as the snapshot states it.
 func releaseVideoConfig(t testing.TB) *VideoConfig {
 	t.Helper()
-	mean, std := make([]float64, 24), make([]float64, 24)
-	for i := range std {
-		std[i] = 1
-	}
-	wr, _ := json.Marshal(map[string]any{"latent_channels": 24, "vae_clip_length": 17, "vae_token_drop": 3,
-		"vae_tile_size": 256, "vae_tile_overlap_min": 64, "latents_mean": mean, "latents_std": std})
-	src := `{"_class_name": "AutoencoderKLLegacy", "causal_decoder": false, "causal_encoder": true, "ch": 128,
-	 "ch_mult": [1, 2, 2, 4, 4, 8], "embed_dim": 24, "in_channels": 3, "num_res_blocks": 2, "out_ch": 3,
-	 "padding_mode": "reflect", "pixel_norm_type": "imagenet", "scaling_factor": 1.0, "shift_factor": 0.0,
-	 "space_down": [2, 2, 2, 2, 1, 1], "time_down": [1, 2, 2, 1, 1, 1], "use_3d_conv": true,
-	 "use_t_isolated_gn": true, "use_vit_decoder": true, "z_channels": 24,
-	 "vit_decoder_kwargs": {"dim_head": 64, "ffn_activation_fn": "silu", "ffn_use_gated": true, "heads": 32,
-	  "norm_affine": true, "norm_type": "rms_norm", "num_layers": 36, "qk_norm_affine": false,
-	  "qk_norm_type": "rms_norm", "rope_dim_ratio": 0.75, "rope_theta": 100.0}}`
-	cfg, err := ParseVideoConfig(wr, []byte(src))
+	cfg, err := arch.ReleaseVideoVAE()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,20 +64,20 @@ func releaseVideoConfig(t testing.TB) *VideoConfig {
 
 func TestDecodeTileFitsBudget(t *testing.T) {
 	cfg := releaseVideoConfig(t)
-	full := cfg.TileBytes(256)
+	full := TileBytes(cfg, 256)
 	t.Logf("release decoder call at 256 px: %.2f GiB of activations (estimate), %d tokens", float64(full)/(1<<30), 7*16*16+5)
-	if got := cfg.DecodeTile(DecodeOptions{}); got != 256 {
+	if got := DecodeTile(cfg, DecodeOptions{}); got != 256 {
 		t.Errorf("no budget: tile %d, want the config's 256", got)
 	}
 	for _, budget := range []int64{full, full / 2, full / 4, 1} {
-		ts := cfg.DecodeTile(DecodeOptions{MemoryBudget: budget})
+		ts := DecodeTile(cfg, DecodeOptions{MemoryBudget: budget})
 		if ts%16 != 0 || ts < 2*cfg.TileOverlapMin || ts > 256 {
 			t.Errorf("budget %d: tile %d out of range", budget, ts)
 		}
-		if ts > 2*cfg.TileOverlapMin && cfg.TileBytes(ts) > budget {
-			t.Errorf("budget %d: tile %d needs %d bytes", budget, ts, cfg.TileBytes(ts))
+		if ts > 2*cfg.TileOverlapMin && TileBytes(cfg, ts) > budget {
+			t.Errorf("budget %d: tile %d needs %d bytes", budget, ts, TileBytes(cfg, ts))
 		}
-		t.Logf("budget %6.0f MiB -> tile %d px (%6.0f MiB)", float64(budget)/(1<<20), ts, float64(cfg.TileBytes(ts))/(1<<20))
+		t.Logf("budget %6.0f MiB -> tile %d px (%6.0f MiB)", float64(budget)/(1<<20), ts, float64(TileBytes(cfg, ts))/(1<<20))
 	}
 }
 

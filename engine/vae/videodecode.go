@@ -74,10 +74,10 @@ func (d *VideoDecoder) Frames(t int) int {
 	return newTemporalPlan(t, d.cfg).frames
 }
 
-// TileBytes estimates the activation bytes of one decoder call on a tile of
-// ts pixels: per token the FFN's 2·4·dim projection, its gate copy and
+// TileBytes estimates the activation bytes of one decoder call of c on a
+// tile of ts pixels: per token the FFN's 2·4·dim projection, its gate copy and
 // product, QKV and the residual stream, plus the output patch.
-func (c *VideoConfig) TileBytes(ts int) int64 {
+func TileBytes(c *VideoConfig, ts int) int64 {
 	r := c.SpatialRatio()
 	chunk := (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio()
 	steps := chunk + mod(-c.TokenDrop, chunk)
@@ -89,13 +89,13 @@ func (c *VideoConfig) TileBytes(ts int) int64 {
 // DecodeTile is the tile (pixels) the decoder uses under o: o.TileSize if
 // set, else vae_tile_size shrunk in steps of one latent cell until one call
 // fits o.MemoryBudget (never below twice the minimum overlap).
-func (c *VideoConfig) DecodeTile(o DecodeOptions) int {
+func DecodeTile(c *VideoConfig, o DecodeOptions) int {
 	if o.TileSize > 0 {
 		return o.TileSize
 	}
 	ts := c.TileSize
 	r := c.SpatialRatio()
-	for o.MemoryBudget > 0 && ts-r >= 2*c.TileOverlapMin && c.TileBytes(ts) > o.MemoryBudget {
+	for o.MemoryBudget > 0 && ts-r >= 2*c.TileOverlapMin && TileBytes(c, ts) > o.MemoryBudget {
 		ts -= r
 	}
 	return ts
@@ -229,7 +229,7 @@ func (w *frameWriter) write(part vol) error {
 // blended in pixel space; the result is raw decoder output [3][4T][H][W].
 func (d *VideoDecoder) decodeTiled(ctx context.Context, z vol) (vol, error) {
 	r := d.cfg.SpatialRatio()
-	ts := d.cfg.DecodeTile(d.opt)
+	ts := DecodeTile(d.cfg, d.opt)
 	height, width := z.h*r, z.w*r
 	ys := splitTiles(height, ts, d.cfg.TileOverlapMin, r)
 	xs := splitTiles(width, ts, d.cfg.TileOverlapMin, r)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 )
 
@@ -36,10 +37,10 @@ type tinyDiT struct {
 }
 
 func tinyDims() map[string]int64 {
-	c := TinyDiTConfig()
-	return map[string]int64{"hidden": c.HiddenSize, "inner": c.NumAttentionHeads * c.AttentionHeadDim,
-		"inner3": 3 * c.NumAttentionHeads * c.AttentionHeadDim, "head_dim": c.AttentionHeadDim,
-		"ffn": c.FFNHiddenSize, "ffn2": 2 * c.FFNHiddenSize}
+	c := arch.TinyDiT()
+	return map[string]int64{"hidden": int64(c.Hidden), "inner": int64(c.Inner()),
+		"inner3": 3 * int64(c.Inner()), "head_dim": int64(c.HeadDim),
+		"ffn": int64(c.FFN), "ffn2": 2 * int64(c.FFN)}
 }
 
 func newTinyDiT() *tinyDiT {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights/gguf"
 	"h3studio/engine/weights/safetensors"
@@ -28,7 +29,7 @@ func writeRepackDiT(t *testing.T, path string, md map[string]string) {
 }
 
 func TestQKVLayoutFromProvenance(t *testing.T) {
-	cfg, _ := json.Marshal(map[string]any{"transformer": TinyDiTConfig(), "image_model": "minimax_h3"})
+	cfg, _ := json.Marshal(map[string]any{"transformer": arch.TinyDiT(), "image_model": "minimax_h3"})
 	cases := []struct {
 		name   string
 		make   func(root string)
@@ -153,7 +154,7 @@ func TestGGUFOtherBlockTypesDescribedNotLoaded(t *testing.T) {
 // Comfy-Org repack keeps it in text_encoders/, where the app's own list
 // once missed it.
 func TestSnapshotTokenizer(t *testing.T) {
-	cfg, _ := json.Marshal(map[string]any{"transformer": TinyDiTConfig(), "image_model": "minimax_h3"})
+	cfg, _ := json.Marshal(map[string]any{"transformer": arch.TinyDiT(), "image_model": "minimax_h3"})
 	for _, rel := range []string{"text_encoders/tokenizer.json", "tokenizer/tokenizer.json", "tokenizer.json"} {
 		root := t.TempDir()
 		writeRepackDiT(t, filepath.Join(root, "diffusion_models", "minimax_h3_fl2va_bf16.safetensors"), map[string]string{"config": string(cfg)})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/weights/safetensors"
 )
 
@@ -22,104 +23,26 @@ type TinyOptions struct {
 	Aligned16 bool
 }
 
-// TinyDiTConfig is the tiny DiT: 2 blocks at hidden 64, 3 heads of 32
-// (inner 96, wider than the residual stream like the real 7168 > 5376),
-// and a 4-entry rope table so 24 of 32 head dims rotate (3 axes x 4
-// pairs x 2), the same 3/4 split as the real 96 of 128.
-func TinyDiTConfig() DiTConfig {
-	const hidden = 64
-	return DiTConfig{
-		ClassName: "MiniMaxH3DiTModel", HiddenSize: hidden, NumLayers: 2, TokenRefinerNumLayers: 2,
-		NumAttentionHeads: 3, AttentionHeadDim: 32, FFNHiddenSize: 128,
-		LatentsDim: 24, AudioLatentsDim: 32, PatchSize: []int64{1, 2, 2}, TextDim: 64,
-		TimestepInputDim: 32, TimeEmbedHiddenSize: hidden, TimeEmbedDim: hidden / 2, RopeInvFreqLen: 4,
-		NormEps: 1e-5, QKNormEps: 1e-5, FinalNormEps: 1e-5,
-		AdaLNOutFeatures: 6 * 3 * hidden, FinalAdaLNOutFeatures: 2 * hidden,
-	}
+// tinyQwen is arch's tiny Qwen3-VL with the tiny tokenizer's special ids.
+func tinyQwen() *arch.Qwen {
+	q := arch.TinyQwen()
+	q.ImageToken, q.VideoToken = tinySpecialID("<|image_pad|>"), tinySpecialID("<|video_pad|>")
+	q.VisionStart, q.VisionEnd = tinySpecialID("<|vision_start|>"), tinySpecialID("<|vision_end|>")
+	q.Text.BOSToken, q.Text.EOSToken = tinySpecialID("<|endoftext|>"), tinySpecialID("<|im_end|>")
+	return q
 }
 
-// TinyQwenConfig is the tiny Qwen3-VL: 2 language layers at hidden 64
-// (4 query heads and 2 KV heads of 32, mRoPE sections [6,5,5] summing to
-// head_dim/2 like the real [24,20,20]), a 2-layer vision tower whose
-// deepstack mergers tap layers 0 and 1, and the tiny tokenizer's ids.
-func TinyQwenConfig() QwenConfig {
-	return QwenConfig{
-		Architectures: []string{"Qwen3VLForConditionalGeneration"}, ModelType: "qwen3_vl",
-		ImageTokenID: tinySpecialID("<|image_pad|>"), VideoTokenID: tinySpecialID("<|video_pad|>"),
-		VisionStartTokenID: tinySpecialID("<|vision_start|>"), VisionEndTokenID: tinySpecialID("<|vision_end|>"),
-		TextConfig: QwenTextConfig{
-			ModelType: "qwen3_vl_text", VocabSize: 576, HiddenSize: 64, IntermediateSize: 128,
-			NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 32, HiddenAct: "silu",
-			MaxPositionEmbeddings: 262144, RMSNormEps: 1e-6, RopeTheta: 5000000,
-			RopeScaling: QwenRopeScaling{RopeType: "default", MropeSection: []int64{6, 5, 5}, MropeInterleaved: true},
-			BOSTokenID:  tinySpecialID("<|endoftext|>"), EOSTokenID: tinySpecialID("<|im_end|>"),
-			DType: "bfloat16", UseCache: true, InitializerRange: 0.02,
-		},
-		VisionConfig: QwenVisionConfig{
-			ModelType: "qwen3_vl", Depth: 2, HiddenSize: 32, HiddenAct: "gelu_pytorch_tanh", IntermediateSize: 64,
-			NumHeads: 2, InChannels: 3, PatchSize: 16, SpatialMergeSize: 2, TemporalPatchSize: 2,
-			OutHiddenSize: 64, NumPositionEmbeddings: 64, DeepstackVisualIndexes: []int64{0, 1}, InitializerRange: 0.02,
-		},
-	}
-}
-
-// videoLatentsMean and videoLatentsStd are the release's 24-channel
-// latent statistics (video_vae/config.json).
-var videoLatentsMean = []float64{
-	0.858090341091156, -0.9606591463088989, 1.0661640167236328, -0.5090325474739075,
-	-0.2727581858634949, -1.3675414323806763, -0.2553254961967468, -0.26907554268836975,
-	-0.5376840829849243, -0.0464097298681736, 0.6657370328903198, 0.19690127670764923,
-	-0.5460608005523682, -0.4035342037677765, -0.23683024942874908, 0.25928452610969543,
-	-0.30133944749832153, 0.211341992020607, -1.1206848621368408, 0.3581933379173279,
-	-0.04225143790245056, 0.2604829967021942, 0.22864092886447906, 0.7056031823158264,
-}
-
-var videoLatentsStd = []float64{
-	1.2223774194717407, 1.2767263650894165, 1.68317747116088865, 1.7549455165863037,
-	1.5636216402053833, 2.194143533706665, 0.96531379222869875, 1.05698859691619875,
-	0.841948926448822, 0.7729952931404114, 1.8955937623977661, 0.946841835975647,
-	0.7996809482574463, 0.44988900423049925, 0.7197399735450745, 0.69362932443618775,
-	2.961095094680786, 2.7694199085235595, 3.0496184825897215, 2.1088054180145265,
-	3.276226282119751, 3.1627357006073, 2.28168129920959475, 2.6127843856811525,
-}
-
-// TinyVideoVAEConfigs returns the wrapper and network configs of the tiny
-// video VAE: the real 16x spatial / 4x temporal compression and 24 latent
-// channels over 4 narrow encoder levels, and a 2-layer ViT3D decoder.
-func TinyVideoVAEConfigs() (VideoVAEConfig, VideoVAESourceConfig) {
-	return VideoVAEConfig{
-			ClassName: "MiniMaxH3VideoVAE", SourcePath: "source", LatentChannels: 24, VAEClipLength: 17, VAETokenDrop: 3,
-			VAETileSize: 256, VAETileOverlapMin: 64, LatentsMean: videoLatentsMean, LatentsStd: videoLatentsStd,
-		}, VideoVAESourceConfig{
-			InChannels: 3, OutCh: 3, Ch: 32, ChMult: []int64{1, 1, 1, 2}, NumResBlocks: 1,
-			SpaceDown: []int64{2, 2, 2, 2}, TimeDown: []int64{1, 2, 2, 1}, ZChannels: 24, EmbedDim: 24,
-			VAERatio: 16, VAERatioT: 4, PaddingMode: "reflect", UseTIsolatedGN: true, CausalEncoder: true,
-			Use3DConv: true, UseViTDecoder: true, PixelNormType: "imagenet", ScalingFactor: 1, ShiftFactor: 0,
-			ViTDecoder: ViTDecoderConfig{NumLayers: 2, Heads: 2, DimHead: 16, RopeTheta: 100, RopeDimRatio: 0.75,
-				NormType: "rms_norm", QKNormType: "rms_norm", FFNUseGated: true, FFNActivationFn: "silu"},
-		}
-}
-
-// TinyAudioVAEConfigs returns the tiny audio VAE: the real hop (encoder
-// strides 2,4,4,5,5; decoder rates 5,5,2,2,2,2,2) and 32 latent channels,
-// with narrow widths (encoder 2 -> 64, decoder 128 -> 1) and 2 attention
-// heads (latent_dim/heads must be a multiple of the 32 latent channels:
-// 64/2, like the real 2048/8).
-func TinyAudioVAEConfigs(seed uint64) (AudioVAEConfig, AudioVAEKwargs) {
+// tinyAudioVAE is arch's tiny audio VAE with latent statistics drawn from
+// seed (the network is random, so no real statistics exist).
+func tinyAudioVAE(seed uint64) *arch.AudioVAE {
+	a := arch.TinyAudioVAE()
 	r := rand.New(rand.NewPCG(seed, 0xa0d10))
-	mean, std := make([]float64, 32), make([]float64, 32)
-	for i := range mean {
-		mean[i] = float64(float32(0.5 * r.NormFloat64()))
-		std[i] = float64(float32(0.5 + r.Float64()))
+	a.LatentsMean, a.LatentsStd = make([]float64, a.LatentChannels), make([]float64, a.LatentChannels)
+	for i := range a.LatentsMean {
+		a.LatentsMean[i] = float64(float32(0.5 * r.NormFloat64()))
+		a.LatentsStd[i] = float64(float32(0.5 + r.Float64()))
 	}
-	return AudioVAEConfig{ClassName: "MiniMaxH3AudioVAE", LatentChannels: 32, OutputChannel: 2, SampleRate: 32000, LatentsMean: mean, LatentsStd: std},
-		AudioVAEKwargs{
-			SampleRate: 32000, VAELatentChannels: 32, LatentDim: 64, DecoderDim: 128,
-			DecoderRates: []int64{5, 5, 2, 2, 2, 2, 2}, DecoderType: "bigvgan", DecoderKernelSizes: []int64{9, 9, 4, 4, 4, 4, 4},
-			EncoderDim: 2, EncoderRates: []int64{2, 4, 4, 5, 5}, AttnProj: true, NumAttentionHeads: 2,
-			ResblockKernelSizes: []int64{3, 7, 11}, ResblockDilationSizes: [][]int64{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}},
-			EncoderDilations: []int64{1, 3, 9},
-		}
+	return a
 }
 
 // tinyPartitions are the two partitions: same architecture, different DiT
@@ -178,10 +101,8 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 		"tokenizer": []string{"transformers", "Qwen2TokenizerFast"}, "processor": []string{"transformers", "Qwen3VLProcessor"},
 		"video_vae": []string{"minimax_h3", "MiniMaxH3VideoVAE"}, "audio_vae": []string{"minimax_h3", "MiniMaxH3AudioVAE"},
 	}
-	dit := TinyDiTConfig()
-	qwen := TinyQwenConfig()
-	vwrap, vsrc := TinyVideoVAEConfigs()
-	acfg, akw := TinyAudioVAEConfigs(o.Seed)
+	dit, qwen := arch.TinyDiT(), tinyQwen()
+	video, audio := arch.TinyVideoVAE(), tinyAudioVAE(o.Seed)
 	tok, err := tinyTokenizerFiles()
 	if err != nil {
 		return err
@@ -200,18 +121,18 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 		func() error {
 			return writeSharded(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), o.Seed, 2, align)
 		},
-		func() error { return writeJSON(filepath.Join(dir, "video_vae", "config.json"), vwrap) },
-		func() error { return writeJSON(filepath.Join(dir, "video_vae", "source", "config.json"), vsrc) },
+		func() error { return writeJSON(filepath.Join(dir, "video_vae", "config.json"), video) },
+		func() error { return writeJSON(filepath.Join(dir, "video_vae", "source", "config.json"), video.Source) },
 		func() error {
-			return writeSharded(filepath.Join(dir, "video_vae", "source"), videoVAESpecs(vsrc), o.Seed, 1, align)
+			return writeSharded(filepath.Join(dir, "video_vae", "source"), videoVAESpecs(video), o.Seed, 1, align)
 		},
-		func() error { return writeJSON(filepath.Join(dir, "audio_vae", "config.json"), acfg) },
+		func() error { return writeJSON(filepath.Join(dir, "audio_vae", "config.json"), audio) },
 		func() error {
-			return writeJSON(filepath.Join(dir, "audio_vae", "metadata.json"), map[string]any{"metadata": map[string]any{"kwargs": akw}})
+			return writeJSON(filepath.Join(dir, "audio_vae", "metadata.json"), map[string]any{"metadata": map[string]any{"kwargs": audio.Model}})
 		},
-		func() error { return writeFile(filepath.Join(dir, "audio_vae", "config.yaml"), audioYAML(akw)) },
+		func() error { return writeFile(filepath.Join(dir, "audio_vae", "config.yaml"), audioYAML(audio.Model)) },
 		func() error {
-			return writeSharded(filepath.Join(dir, "audio_vae"), audioVAESpecs(akw), o.Seed, 1, align)
+			return writeSharded(filepath.Join(dir, "audio_vae"), audioVAESpecs(audio), o.Seed, 1, align)
 		},
 	}
 	for _, sub := range []string{"tokenizer", "text_encoder", "processor"} {
@@ -256,15 +177,15 @@ func qwenPreprocessor(class string, minPx, maxPx int) map[string]any {
 	return c
 }
 
-func audioYAML(k AudioVAEKwargs) []byte {
+func audioYAML(k arch.AudioVAEModel) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "model:\n  sample_rate: %d\n  vae_latent_channels: %d\n  latent_dim: %d\n  decoder_dim: %d\n",
-		k.SampleRate, k.VAELatentChannels, k.LatentDim, k.DecoderDim)
+		k.SampleRate, k.LatentChannels, k.LatentDim, k.DecoderDim)
 	fmt.Fprintf(&b, "  decoder_rates: %v\n  encoder_dim: %d\n  encoder_rates: %v\n", jsonList(k.DecoderRates), k.EncoderDim, jsonList(k.EncoderRates))
 	return b.Bytes()
 }
 
-func jsonList(v []int64) string {
+func jsonList(v []int) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }

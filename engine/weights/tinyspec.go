@@ -1,6 +1,11 @@
 package weights
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	"h3studio/engine/arch"
+)
 
 // tensorSpec is one tensor of a generated snapshot.
 type tensorSpec struct {
@@ -38,95 +43,102 @@ func (l *specList) linear(prefix string, dt DType, out, in int64, bias bool) {
 // ditSpecs lists the MiniMax-H3 DiT tensors (535 at full size) with their
 // release dtypes: BF16 plus the F32 islands (patch projections, time
 // embedder, rope table, output heads).
-func ditSpecs(c DiTConfig) specList {
+func ditSpecs(c *arch.DiT) specList {
 	var l specList
-	inner := c.NumAttentionHeads * c.AttentionHeadDim
-	patch := c.LatentsDim * c.PatchSize[0] * c.PatchSize[1] * c.PatchSize[2]
-	l.linear("video_patch_proj", F32, c.HiddenSize, patch, true)
-	l.linear("audio_patch_proj", F32, c.HiddenSize, c.AudioLatentsDim, true)
-	l.linear("condition_proj", BF16, c.HiddenSize, c.TextDim, true)
-	l.linear("time_embedder.proj_in", F32, c.TimeEmbedHiddenSize, c.TimestepInputDim, true)
-	l.linear("time_embedder.proj_out", F32, c.TimeEmbedDim, c.TimeEmbedHiddenSize, true)
-	inv := make([]float32, c.RopeInvFreqLen)
+	h, inner, headDim, ffn := int64(c.Hidden), int64(c.Inner()), int64(c.HeadDim), int64(c.FFN)
+	patch, audio, timeDim := int64(c.VideoPatchDim()), int64(c.AudioChannels), int64(c.TimeDim)
+	l.linear("video_patch_proj", F32, h, patch, true)
+	l.linear("audio_patch_proj", F32, h, audio, true)
+	l.linear("condition_proj", BF16, h, int64(c.TextDim), true)
+	l.linear("time_embedder.proj_in", F32, int64(c.TimeHidden), int64(c.TimestepDim), true)
+	l.linear("time_embedder.proj_out", F32, timeDim, int64(c.TimeHidden), true)
+	inv := make([]float32, c.RopeFreqs)
 	for i := range inv {
-		inv[i] = float32(ropeInvFreq(i, int(c.RopeInvFreqLen)))
+		inv[i] = float32(ropeInvFreq(i, c.RopeFreqs))
 	}
-	l = append(l, tensorSpec{name: "rope.inv_freq", dtype: F32, shape: []int64{c.RopeInvFreqLen}, init: initFixed, fixed: inv})
+	l = append(l, tensorSpec{name: "rope.inv_freq", dtype: F32, shape: []int64{int64(c.RopeFreqs)}, init: initFixed, fixed: inv})
 	block := func(p string, adaln bool) {
-		l.add(p+"norm1.weight", BF16, initNorm, c.HiddenSize)
-		l.add(p+"norm2.weight", BF16, initNorm, c.HiddenSize)
-		l.linear(p+"attn.qkv_proj", BF16, 3*inner, c.HiddenSize, false)
-		l.linear(p+"attn.out_proj", BF16, c.HiddenSize, inner, false)
-		l.add(p+"attn.q_norm.weight", BF16, initNorm, c.AttentionHeadDim)
-		l.add(p+"attn.k_norm.weight", BF16, initNorm, c.AttentionHeadDim)
-		l.linear(p+"mlp.fc1", BF16, 2*c.FFNHiddenSize, c.HiddenSize, false)
-		l.linear(p+"mlp.fc2", BF16, c.HiddenSize, c.FFNHiddenSize, false)
+		l.add(p+"norm1.weight", BF16, initNorm, h)
+		l.add(p+"norm2.weight", BF16, initNorm, h)
+		l.linear(p+"attn.qkv_proj", BF16, 3*inner, h, false)
+		l.linear(p+"attn.out_proj", BF16, h, inner, false)
+		l.add(p+"attn.q_norm.weight", BF16, initNorm, headDim)
+		l.add(p+"attn.k_norm.weight", BF16, initNorm, headDim)
+		l.linear(p+"mlp.fc1", BF16, 2*ffn, h, false)
+		l.linear(p+"mlp.fc2", BF16, h, ffn, false)
 		if adaln {
-			l.linear(p+"adaln_proj.linear", BF16, c.AdaLNOutFeatures, c.TimeEmbedDim, true)
+			l.linear(p+"adaln_proj.linear", BF16, int64(c.AdaLNOut), timeDim, true)
 		}
 	}
-	for i := int64(0); i < c.TokenRefinerNumLayers; i++ {
+	for i := 0; i < c.RefinerLayers; i++ {
 		block(fmt.Sprintf("token_refiner.blocks.%d.", i), false)
 	}
-	l.add("token_refiner.final_norm.weight", BF16, initNorm, c.HiddenSize)
-	for i := int64(0); i < c.NumLayers; i++ {
+	l.add("token_refiner.final_norm.weight", BF16, initNorm, h)
+	for i := 0; i < c.Layers; i++ {
 		block(fmt.Sprintf("blocks.%d.", i), true)
 	}
-	l.add("final_layer.norm.weight", BF16, initNorm, c.HiddenSize)
-	l.linear("final_layer.adaln_proj.linear", BF16, c.FinalAdaLNOutFeatures, c.TimeEmbedDim, true)
-	l.linear("final_layer.video_out", F32, patch, c.HiddenSize, true)
-	l.linear("final_layer.audio_out", F32, c.AudioLatentsDim, c.HiddenSize, true)
+	l.add("final_layer.norm.weight", BF16, initNorm, h)
+	l.linear("final_layer.adaln_proj.linear", BF16, int64(c.FinalAdaLNOut), timeDim, true)
+	l.linear("final_layer.video_out", F32, patch, h, true)
+	l.linear("final_layer.audio_out", F32, audio, h, true)
 	return l
 }
 
+// ropeInvFreq is the DiT's shared per-axis frequency table,
+// theta^(-i/n) with theta 10000 (the release stores it as rope.inv_freq).
+func ropeInvFreq(i, n int) float64 { return math.Pow(10000, -float64(i)/float64(n)) }
+
 // textEncoderSpecs lists the Qwen3-VL tensors under Hugging Face's names
 // (Qwen3VLForConditionalGeneration), all BF16 as in the release.
-func textEncoderSpecs(c QwenConfig) specList {
+func textEncoderSpecs(c *arch.Qwen) specList {
 	var l specList
-	t, v := c.TextConfig, c.VisionConfig
-	l.add("model.language_model.embed_tokens.weight", BF16, initWeight, t.VocabSize, t.HiddenSize)
-	for i := int64(0); i < t.NumHiddenLayers; i++ {
+	t, v := c.Text, c.Vision
+	D, hd, I, vocab := int64(t.Hidden), int64(t.HeadDim), int64(t.Intermediate), int64(t.Vocab)
+	q, kv := int64(t.Heads)*hd, int64(t.KVHeads)*hd
+	l.add("model.language_model.embed_tokens.weight", BF16, initWeight, vocab, D)
+	for i := 0; i < t.Layers; i++ {
 		p := fmt.Sprintf("model.language_model.layers.%d.", i)
-		l.add(p+"input_layernorm.weight", BF16, initNorm, t.HiddenSize)
-		l.add(p+"post_attention_layernorm.weight", BF16, initNorm, t.HiddenSize)
-		l.linear(p+"self_attn.q_proj", BF16, t.NumAttentionHeads*t.HeadDim, t.HiddenSize, false)
-		l.linear(p+"self_attn.k_proj", BF16, t.NumKeyValueHeads*t.HeadDim, t.HiddenSize, false)
-		l.linear(p+"self_attn.v_proj", BF16, t.NumKeyValueHeads*t.HeadDim, t.HiddenSize, false)
-		l.linear(p+"self_attn.o_proj", BF16, t.HiddenSize, t.NumAttentionHeads*t.HeadDim, false)
-		l.add(p+"self_attn.q_norm.weight", BF16, initNorm, t.HeadDim)
-		l.add(p+"self_attn.k_norm.weight", BF16, initNorm, t.HeadDim)
-		l.linear(p+"mlp.gate_proj", BF16, t.IntermediateSize, t.HiddenSize, false)
-		l.linear(p+"mlp.up_proj", BF16, t.IntermediateSize, t.HiddenSize, false)
-		l.linear(p+"mlp.down_proj", BF16, t.HiddenSize, t.IntermediateSize, false)
+		l.add(p+"input_layernorm.weight", BF16, initNorm, D)
+		l.add(p+"post_attention_layernorm.weight", BF16, initNorm, D)
+		l.linear(p+"self_attn.q_proj", BF16, q, D, false)
+		l.linear(p+"self_attn.k_proj", BF16, kv, D, false)
+		l.linear(p+"self_attn.v_proj", BF16, kv, D, false)
+		l.linear(p+"self_attn.o_proj", BF16, D, q, false)
+		l.add(p+"self_attn.q_norm.weight", BF16, initNorm, hd)
+		l.add(p+"self_attn.k_norm.weight", BF16, initNorm, hd)
+		l.linear(p+"mlp.gate_proj", BF16, I, D, false)
+		l.linear(p+"mlp.up_proj", BF16, I, D, false)
+		l.linear(p+"mlp.down_proj", BF16, D, I, false)
 	}
-	l.add("model.language_model.norm.weight", BF16, initNorm, t.HiddenSize)
-	l.add("lm_head.weight", BF16, initWeight, t.VocabSize, t.HiddenSize)
+	l.add("model.language_model.norm.weight", BF16, initNorm, D)
+	l.add("lm_head.weight", BF16, initWeight, vocab, D)
 
-	l.add("model.visual.patch_embed.proj.weight", BF16, initWeight, v.HiddenSize, v.InChannels, v.TemporalPatchSize, v.PatchSize, v.PatchSize)
-	l.add("model.visual.patch_embed.proj.bias", BF16, initBias, v.HiddenSize)
-	l.add("model.visual.pos_embed.weight", BF16, initWeight, v.NumPositionEmbeddings, v.HiddenSize)
-	for i := int64(0); i < v.Depth; i++ {
+	vh, vmlp, patch := int64(v.Hidden), int64(v.Intermediate), int64(v.Patch)
+	l.add("model.visual.patch_embed.proj.weight", BF16, initWeight, vh, int64(v.InChannels), int64(v.TemporalPatch), patch, patch)
+	l.add("model.visual.patch_embed.proj.bias", BF16, initBias, vh)
+	l.add("model.visual.pos_embed.weight", BF16, initWeight, int64(v.NumPositions), vh)
+	for i := 0; i < v.Depth; i++ {
 		p := fmt.Sprintf("model.visual.blocks.%d.", i)
-		l.add(p+"norm1.weight", BF16, initNorm, v.HiddenSize)
-		l.add(p+"norm1.bias", BF16, initBias, v.HiddenSize)
-		l.add(p+"norm2.weight", BF16, initNorm, v.HiddenSize)
-		l.add(p+"norm2.bias", BF16, initBias, v.HiddenSize)
-		l.linear(p+"attn.qkv", BF16, 3*v.HiddenSize, v.HiddenSize, true)
-		l.linear(p+"attn.proj", BF16, v.HiddenSize, v.HiddenSize, true)
-		l.linear(p+"mlp.linear_fc1", BF16, v.IntermediateSize, v.HiddenSize, true)
-		l.linear(p+"mlp.linear_fc2", BF16, v.HiddenSize, v.IntermediateSize, true)
+		l.add(p+"norm1.weight", BF16, initNorm, vh)
+		l.add(p+"norm1.bias", BF16, initBias, vh)
+		l.add(p+"norm2.weight", BF16, initNorm, vh)
+		l.add(p+"norm2.bias", BF16, initBias, vh)
+		l.linear(p+"attn.qkv", BF16, 3*vh, vh, true)
+		l.linear(p+"attn.proj", BF16, vh, vh, true)
+		l.linear(p+"mlp.linear_fc1", BF16, vmlp, vh, true)
+		l.linear(p+"mlp.linear_fc2", BF16, vh, vmlp, true)
 	}
-	merged := v.HiddenSize * v.SpatialMergeSize * v.SpatialMergeSize
+	merged := vh * int64(v.MergeCell())
 	merger := func(p string, normWidth int64) {
 		l.add(p+"norm.weight", BF16, initNorm, normWidth)
 		l.add(p+"norm.bias", BF16, initBias, normWidth)
 		l.linear(p+"linear_fc1", BF16, merged, merged, true)
-		l.linear(p+"linear_fc2", BF16, v.OutHiddenSize, merged, true)
+		l.linear(p+"linear_fc2", BF16, int64(v.OutHidden), merged, true)
 	}
 	// The main merger normalises each patch before the 2x2 shuffle; the
 	// deepstack mergers normalise the shuffled 4*hidden vector.
-	merger("model.visual.merger.", v.HiddenSize)
-	for i := range v.DeepstackVisualIndexes {
+	merger("model.visual.merger.", vh)
+	for i := range v.Deepstack {
 		merger(fmt.Sprintf("model.visual.deepstack_merger_list.%d.", i), merged)
 	}
 	return l
@@ -134,8 +146,9 @@ func textEncoderSpecs(c QwenConfig) specList {
 
 // videoVAESpecs lists video_vae/source/model.safetensors (F32): the causal
 // 3-D CNN encoder and the ViT3D decoder.
-func videoVAESpecs(c VideoVAESourceConfig) specList {
+func videoVAESpecs(cfg *arch.VideoVAE) specList {
 	var l specList
+	c := &cfg.Source
 	conv := func(p string, out, in, k int64) {
 		l.add(p+".weight", F32, initWeight, out, in, k, k, k)
 		l.add(p+".bias", F32, initBias, out)
@@ -144,11 +157,12 @@ func videoVAESpecs(c VideoVAESourceConfig) specList {
 		l.add(p+".weight", F32, initNorm, ch)
 		l.add(p+".bias", F32, initBias, ch)
 	}
-	conv("encoder.conv_in", c.Ch*c.ChMult[0], c.InChannels, 3)
-	prev := c.Ch * c.ChMult[0]
+	z, e := int64(c.ZChannels), int64(c.EmbedDim)
+	conv("encoder.conv_in", int64(c.Ch*c.ChMult[0]), int64(c.InChannels), 3)
+	prev := int64(c.Ch * c.ChMult[0])
 	for lvl, m := range c.ChMult {
-		ch := c.Ch * m
-		for b := int64(0); b < c.NumResBlocks; b++ {
+		ch := int64(c.Ch * m)
+		for b := 0; b < c.NumResBlocks; b++ {
 			in := ch
 			if b == 0 {
 				in = prev
@@ -168,28 +182,28 @@ func videoVAESpecs(c VideoVAESourceConfig) specList {
 		prev = ch
 	}
 	norm("encoder.norm_out", prev)
-	conv("encoder.conv_out", 2*c.ZChannels, prev, 3)
-	conv("quant_conv", 2*c.EmbedDim, 2*c.ZChannels, 1)
-	conv("post_quant_conv", c.ZChannels, c.EmbedDim, 1)
+	conv("encoder.conv_out", 2*z, prev, 3)
+	conv("quant_conv", 2*e, 2*z, 1)
+	conv("post_quant_conv", z, e, 1)
 
-	d := c.ViTDecoder
-	dim := d.Heads * d.DimHead
-	l.linear("decoder.x_embedder", F32, dim, c.ZChannels, true)
-	l.add("decoder.register_tokens", F32, initBias, 1, vitRegisterTokens, dim)
+	dim := int64(cfg.Dim())
+	l.linear("decoder.x_embedder", F32, dim, z, true)
+	l.add("decoder.register_tokens", F32, initBias, 1, arch.RegisterTokens, dim)
 	l.add("decoder.mask_token", F32, initBias, 1, 1, dim)
-	for i := int64(0); i < d.NumLayers; i++ {
+	for i := 0; i < c.ViT.Layers; i++ {
 		p := fmt.Sprintf("decoder.transformer_blocks.%d.", i)
 		l.add(p+"norm1.weight", F32, initNorm, dim)
 		l.linear(p+"attn.to_qkv", F32, 3*dim, dim, true)
 		l.linear(p+"attn.to_out", F32, dim, dim, true)
 		l.add(p+"scale1", F32, initNorm, dim)
 		l.add(p+"norm2.weight", F32, initNorm, dim)
-		l.linear(p+"ff.w1", F32, 2*4*dim, dim, true)
-		l.linear(p+"ff.w2", F32, dim, 4*dim, true)
+		l.linear(p+"ff.w1", F32, 2*arch.FFNMult*dim, dim, true)
+		l.linear(p+"ff.w2", F32, dim, arch.FFNMult*dim, true)
 		l.add(p+"scale2", F32, initNorm, dim)
 	}
 	l.add("decoder.norm_out.weight", F32, initNorm, dim)
 	l.add("decoder.norm_out.bias", F32, initBias, dim)
-	l.linear("decoder.proj_out", F32, c.OutCh*c.VAERatioT*c.VAERatio*c.VAERatio, dim, true)
+	r := int64(cfg.SpatialRatio())
+	l.linear("decoder.proj_out", F32, int64(c.OutChannels)*int64(cfg.TemporalRatio())*r*r, dim, true)
 	return l
 }

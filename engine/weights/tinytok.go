@@ -45,10 +45,10 @@ const (
 )
 
 // tinySpecialID returns the tiny vocabulary's id of a special token.
-func tinySpecialID(content string) int64 {
+func tinySpecialID(content string) int {
 	for i, s := range qwenSpecials {
 		if s.content == content {
-			return int64(tinySpecialBase + i)
+			return tinySpecialBase + i
 		}
 	}
 	panic("weights: unknown special token " + content)
@@ -194,6 +194,50 @@ func trainMerges(text string, n int) [][2]string {
 	return merges
 }
 
+// tinyAdded is one added_tokens entry of tokenizer.json.
+type tinyAdded struct {
+	ID         int64  `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+// tinyVocabJSON is vocab.json: token to id, in id order.
+func tinyVocabJSON(vocab []string) *bytes.Buffer {
+	var vj bytes.Buffer
+	vj.WriteByte('{')
+	for id, tok := range vocab {
+		if id > 0 {
+			vj.WriteByte(',')
+		}
+		k, _ := json.Marshal(tok)
+		fmt.Fprintf(&vj, "%s:%d", k, id)
+	}
+	vj.WriteByte('}')
+	return &vj
+}
+
+// tinyAddedTokens are tokenizer.json's added_tokens and
+// tokenizer_config.json's added_tokens_decoder for the specials.
+func tinyAddedTokens() ([]tinyAdded, map[string]any) {
+	var addedTokens []tinyAdded
+	decoderMap := map[string]any{}
+	for i, s := range qwenSpecials {
+		a := tinyAdded{ID: int64(tinySpecialBase + i), Content: s.content, Special: s.special}
+		// MiniMax-H3's own tokens live only in tokenizer_config.json, as
+		// ComfyUI reads the release's ("tokenizer_config extends Qwen"),
+		// so the tiny model exercises the loader's merge of the two.
+		if i < len(qwenSpecials)-h3AddedTokens {
+			addedTokens = append(addedTokens, a)
+		}
+		decoderMap[fmt.Sprint(a.ID)] = map[string]any{"content": a.Content, "lstrip": false, "normalized": false, "rstrip": false, "single_word": false, "special": a.Special}
+	}
+	return addedTokens, decoderMap
+}
+
 // tinyTokenizerFiles renders tokenizer.json (HF tokenizers schema, as
 // Qwen3 ships it), tokenizer_config.json, vocab.json and merges.txt.
 func tinyTokenizerFiles() (map[string][]byte, error) {
@@ -209,48 +253,19 @@ func tinyTokenizerFiles() (map[string][]byte, error) {
 	for _, m := range merges {
 		vocab = append(vocab, m[0]+m[1])
 	}
-	var vj bytes.Buffer
-	vj.WriteByte('{')
-	for id, tok := range vocab {
-		if id > 0 {
-			vj.WriteByte(',')
-		}
-		k, _ := json.Marshal(tok)
-		fmt.Fprintf(&vj, "%s:%d", k, id)
-	}
-	vj.WriteByte('}')
+	vj := tinyVocabJSON(vocab)
 	mergeLines := make([]string, len(merges))
 	for i, m := range merges {
 		mergeLines[i] = m[0] + " " + m[1]
 	}
-	type added struct {
-		ID         int64  `json:"id"`
-		Content    string `json:"content"`
-		SingleWord bool   `json:"single_word"`
-		LStrip     bool   `json:"lstrip"`
-		RStrip     bool   `json:"rstrip"`
-		Normalized bool   `json:"normalized"`
-		Special    bool   `json:"special"`
-	}
-	var addedTokens []added
-	decoderMap := map[string]any{}
-	for i, s := range qwenSpecials {
-		a := added{ID: int64(tinySpecialBase + i), Content: s.content, Special: s.special}
-		// MiniMax-H3's own tokens live only in tokenizer_config.json, as
-		// ComfyUI reads the release's ("tokenizer_config extends Qwen"),
-		// so the tiny model exercises the loader's merge of the two.
-		if i < len(qwenSpecials)-h3AddedTokens {
-			addedTokens = append(addedTokens, a)
-		}
-		decoderMap[fmt.Sprint(a.ID)] = map[string]any{"content": a.Content, "lstrip": false, "normalized": false, "rstrip": false, "single_word": false, "special": a.Special}
-	}
+	addedTokens, decoderMap := tinyAddedTokens()
 	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}
 	mergesJSON, _ := json.Marshal(mergeLines)
 	tok := struct {
 		Version       string            `json:"version"`
 		Truncation    any               `json:"truncation"`
 		Padding       any               `json:"padding"`
-		AddedTokens   []added           `json:"added_tokens"`
+		AddedTokens   []tinyAdded       `json:"added_tokens"`
 		Normalizer    map[string]string `json:"normalizer"`
 		PreTokenizer  any               `json:"pre_tokenizer"`
 		PostProcessor any               `json:"post_processor"`

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/dit"
 	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
@@ -99,7 +100,7 @@ func tiny(be *ggml.Backend) error {
 
 // release times one release-size bf16 block against the matmul ceiling.
 func release(be *ggml.Backend, rows int) error {
-	cfg, err := dit.ReleaseConfig()
+	cfg, err := arch.ReleaseDiT()
 	if err != nil {
 		return err
 	}
