@@ -132,6 +132,7 @@ func (t *Timeline) Load(s *media.FrameStore) {
 	t.index = -1
 	t.Seek(0)
 	t.marks.Refresh()
+	// A clip longer than the template widened the time-code cell.
 	t.Refresh()
 }
 

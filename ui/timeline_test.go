@@ -557,3 +557,25 @@ func TestTimelineViewerSize(t *testing.T) {
 		}
 	})
 }
+
+// A clip longer than the cell's three-digit template widens the cell on
+// Load, so its last frame number is shown whole, not cut to an ellipsis.
+func TestTimelineLongClipCode(t *testing.T) {
+	ui := newSerial(t)
+	st := media.NewFrameStore(16, 16, media.FPS)
+	for i := 0; i < 1200; i++ {
+		if err := st.Append(media.NewFrame(16, 16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		tl.Seek(1199)
+		relayoutWindow(w)
+		line := strings.SplitN(tl.code.Text, "\n", 2)[0]
+		if need := widget.NewLabel(line).MinSize().Width; tl.code.Size().Width < need {
+			t.Errorf("time code %q needs %.0f px, its cell is %.0f", line, need, tl.code.Size().Width)
+		}
+	})
+}
