@@ -273,7 +273,7 @@ func TestNoAudioDevicePlaysVideo(t *testing.T) {
 	ui.DoAndWait(func() {
 		tl.Load(st)
 		tl.SetSound(snd)
-		if !strings.HasSuffix(tl.code.Text, "  no audio device") {
+		if !strings.HasSuffix(tl.code.Text, "\nno audio device") {
 			t.Errorf("time code %q does not say there is no audio device", tl.code.Text)
 		}
 		tl.Seek(40)
