@@ -112,12 +112,15 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		if a.path == "" {
 			continue
 		}
-		info, err := Probe(ctx, a.path)
+		info, err := probeFile(ctx, a.path)
 		if err != nil {
 			return pr, err
 		}
 		if info.Kind != media.KindImage {
 			return pr, fmt.Errorf("anchor %s is %s, not an image; first and last frames are stills", a.path, info.Kind)
+		}
+		if err := VerifyImage(ctx, a.path); err != nil {
+			return pr, err
 		}
 		*a.size = layout.Canvas{Width: info.Width, Height: info.Height}
 	}
@@ -134,7 +137,7 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 // probeReference reads one reference's header and checks it is what its
 // flag says.
 func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, error) {
-	info, err := Probe(ctx, ref.Path)
+	info, err := probeFile(ctx, ref.Path)
 	if err != nil {
 		return plan.Reference{}, err
 	}
@@ -147,7 +150,10 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 	switch kind {
 	case layout.RefImage:
 		if info.Kind != media.KindImage {
-			return pref, fmt.Errorf("%s is %s, not an image; use the --ref flag for its kind", where, info.Kind)
+			return pref, &FlagError{Msg: fmt.Sprintf("%s is %s, not a picture", where, info.Kind), Flag: "give it with the --ref flag of its kind"}
+		}
+		if err := VerifyImage(ctx, ref.Path); err != nil {
+			return pref, err
 		}
 	case layout.RefVideo, layout.RefVideoAudio:
 		if info.Kind != media.KindVideo && info.Kind != media.KindVideoAudio {
@@ -159,11 +165,12 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 		}
 		if ref.AudioPath == "" {
 			if !info.HasAudio() {
-				return pref, fmt.Errorf("%s has no soundtrack; use --ref-silent-video, or give one with --ref-video-audio VIDEO AUDIO", where)
+				return pref, &FlagError{Msg: where + " has no soundtrack; use it as a silent clip, or add a soundtrack to it",
+					Flag: "--ref-silent-video, or --ref-video-audio VIDEO AUDIO"}
 			}
 			break
 		}
-		a, err := Probe(ctx, ref.AudioPath)
+		a, err := probeFile(ctx, ref.AudioPath)
 		if err != nil {
 			return pref, err
 		}

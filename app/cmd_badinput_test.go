@@ -1,0 +1,131 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyCLI points the CLI's cache at the test run's tiny model, so plan and
+// render without -d use it.
+func tinyCLI(t *testing.T) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", e2eCache(t))
+	t.Setenv("HOME", e2eCache(t))
+}
+
+// oneSentence checks a refusal on the terminal: one line, naming what it
+// must, with none of the Go error chain's vocabulary.
+func oneSentence(t *testing.T, what, errs string, names ...string) {
+	t.Helper()
+	if strings.Count(errs, "\n") != 1 {
+		t.Errorf("%s: %d lines on stderr, want one: %q", what, strings.Count(errs, "\n"), errs)
+	}
+	for _, n := range names {
+		if !strings.Contains(errs, n) {
+			t.Errorf("%s: %q does not name %q", what, errs, n)
+		}
+	}
+	_, msg, _ := strings.Cut(errs, ": ") // after "h3studio plan: "
+	for _, chain := range []string{"media:", "engine:", "plan:", "layout:", "stat ", "no such file", "png:", "flate:", "invalid format"} {
+		if strings.Contains(msg, chain) {
+			t.Errorf("%s: %q carries the error chain's %q", what, errs, chain)
+		}
+	}
+}
+
+// truncatedPNG writes a PNG whose header is whole and whose pixels are
+// cut short: its header probes, its decode fails.
+func truncatedPNG(t *testing.T, path string) {
+	t.Helper()
+	var b bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes()[:b.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad files are refused before anything loads, with exit 2 and one
+// sentence naming the file as it was typed.
+func TestCLIBadFiles(t *testing.T) {
+	tinyCLI(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	truncatedPNG(t, "trunc.png")
+	if err := os.WriteFile("fake.png", []byte("not a picture at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.mp4")
+	for _, c := range []struct {
+		name string
+		args []string
+		file string
+	}{
+		{"missing reference", []string{"--ref-image", "missing.png"}, "missing.png"},
+		{"missing first frame", []string{"--first-frame", "gone.png"}, "gone.png"},
+		{"truncated picture", []string{"--ref-image", "trunc.png"}, "trunc.png"},
+		{"truncated anchor", []string{"--first-frame", "trunc.png"}, "trunc.png"},
+		{"text named .png", []string{"--ref-image", "fake.png"}, "fake.png"},
+	} {
+		for _, cmd := range []string{"plan", "render"} {
+			args := append([]string{cmd, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1", "--ref-image-size", "match"}, c.args...)
+			if cmd == "render" {
+				args = append(args, "-o", out, "--progress", "none")
+			}
+			code, _, errs := runCmd(t, args...)
+			if code != 2 {
+				t.Errorf("%s %s: exit %d, want 2: %q", cmd, c.name, code, errs)
+			}
+			oneSentence(t, cmd+" "+c.name, errs, c.file)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused render wrote its output")
+	}
+}
+
+// The window reads the same sentences: file names as the user named them
+// (never capitalised), no command-line flag, no path the user did not see.
+func TestAdviceFilesForTheWindow(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fake.png")
+	if err := os.WriteFile(fake, []byte("not a picture at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.png")
+	truncatedPNG(t, trunc)
+	for _, r := range []Request{
+		{Prompt: "x", References: []Reference{{Kind: RefImage, Path: fake}}},
+		{Prompt: "x", References: []Reference{{Kind: RefImage, Path: trunc}}},
+		{Prompt: "x", References: []Reference{{Kind: RefImage, Path: filepath.Join(dir, "gone.png")}}},
+		{Prompt: "x", FirstFrame: trunc},
+	} {
+		_, err := PlanRequest(context.Background(), r.WithDefaults())
+		if err == nil {
+			t.Errorf("%+v: planned", r)
+			continue
+		}
+		got := Advice(err)
+		base := filepath.Base(r.FirstFrame)
+		if len(r.References) > 0 {
+			base = filepath.Base(r.References[0].Path)
+		}
+		if !strings.Contains(got, base) || strings.Contains(got, dir) || strings.Contains(got, "--") || strings.Contains(got, "\n") {
+			t.Errorf("window advice %q: want one sentence naming %s, without its folder or a flag", got, base)
+		}
+		if strings.HasPrefix(got, strings.ToUpper(base[:1])+base[1:]) {
+			t.Errorf("window advice %q capitalises the file name", got)
+		}
+	}
+}
