@@ -129,3 +129,39 @@ func TestAdviceFilesForTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// Numbers the model cannot take are refused, never replaced by a default:
+// exit 2 and one sentence naming the flag.
+func TestCLIRefusesNumbers(t *testing.T) {
+	tinyCLI(t)
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--frames", "0"}, "--frames"},
+		{[]string{"--frames", "-5"}, "--frames"},
+		{[]string{"--frames", "1"}, "--frames"},
+		{[]string{"--frames", "400"}, "--frames"},
+		{[]string{"--seconds", "0"}, "--seconds"},
+		{[]string{"--seconds", "-1"}, "--seconds"},
+		{[]string{"--seconds", "20"}, "--seconds"},
+		{[]string{"--steps", "0"}, "--steps"},
+		{[]string{"--steps", "-2"}, "--steps"},
+		{[]string{"--width", "0"}, "--width"},
+		{[]string{"--height", "-64"}, "--height"},
+		{[]string{"--seed", "-1"}, "--seed"},
+	} {
+		args := append([]string{"plan", "-p", "a fox", "--width", "64", "--height", "64"}, c.args...)
+		code, out, errs := runCmd(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2: %q %q", c.args, code, out, errs)
+		}
+		oneSentence(t, strings.Join(c.args, " "), errs, c.flag)
+	}
+	// The edges the model takes still plan.
+	for _, ok := range [][]string{{"--frames", "22"}, {"--frames", "362"}, {"--seconds", "15"}, {"--steps", "1"}, {"--seed", "0"}} {
+		if code, _, errs := runCmd(t, append([]string{"plan", "-p", "a fox", "--width", "64", "--height", "64"}, ok...)...); code != 0 {
+			t.Errorf("%v: exit %d: %s", ok, code, errs)
+		}
+	}
+}
