@@ -50,7 +50,7 @@ func TestAdvice(t *testing.T) {
 		{"no ffmpeg", fmt.Errorf("reference 1: %w: no ffprobe on PATH", media.ErrNoFFmpeg),
 			"FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"},
 		{"model rule", &RequestError{big.ValidateModel()},
-			"Canvas 768x1536 has 1179648 pixels, over the model's cap of 768x1344 = 1032192 (try " + layout.AdaptCanvas(big).String() + ")"},
+			"Canvas 768x1536 has 1,179,648 pixels, over the model's cap of 768x1344 = 1,032,192 (try " + layout.AdaptCanvas(big).String() + ")"},
 		{"joined fields", &RequestError{errors.Join(errors.New("the length must be positive"), &FlagError{Msg: "the step count 0 is outside 1..1000", Flag: "--steps"})},
 			"The length must be positive\nThe step count 0 is outside 1..1000"},
 		{"missing file", missing, "Cannot find gone.png; check the name, or whether it was moved or deleted"},

@@ -165,3 +165,44 @@ func TestCLIRefusesNumbers(t *testing.T) {
 		}
 	}
 }
+
+// The output canvas is checked the same whatever the preset: a canvas the
+// model refuses is reported as typed, never as the preset's smaller
+// internal canvas.
+func TestCLICanvasIndependentOfPreset(t *testing.T) {
+	tinyCLI(t)
+	for _, c := range []struct {
+		w, h  string
+		names []string
+	}{
+		{"500", "300", []string{"500x300", "multiples of 32", "512x320"}},
+		{"4096", "4096", []string{"4096x4096", "16,777,216 pixels", "768x1344 = 1,032,192"}},
+	} {
+		var first string
+		for _, preset := range []string{"", "aggressive", "balanced", "fast"} {
+			args := []string{"plan", "-p", "a fox", "--width", c.w, "--height", c.h}
+			if preset != "" {
+				args = append(args, "--preset", preset)
+			}
+			code, _, errs := runCmd(t, args...)
+			what := c.w + "x" + c.h + " " + preset
+			if code != 2 {
+				t.Errorf("%s: exit %d, want 2: %q", what, code, errs)
+			}
+			oneSentence(t, what, errs, c.names...)
+			if strings.Contains(errs, "render canvas") || strings.Contains(errs, "166x100") || strings.Contains(errs, "2560") {
+				t.Errorf("%s: %q reports the preset's internal canvas", what, errs)
+			}
+			if preset == "" {
+				first = errs
+			} else if errs != first {
+				t.Errorf("%s: %q, without a preset %q", what, errs, first)
+			}
+		}
+	}
+	// A canvas the model takes still runs the preset's smaller one.
+	code, out, errs := runCmd(t, "plan", "-p", "a fox", "--width", "512", "--height", "512", "--preset", "aggressive")
+	if code != 0 || !strings.Contains(out, "canvas 512x512 (model runs at 320x320)") {
+		t.Errorf("aggressive 512x512: exit %d\n%s%s", code, out, errs)
+	}
+}

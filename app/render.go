@@ -73,8 +73,11 @@ func ApplyPreset(r Request) (Request, error) {
 		if r.Reuse == 0 && r.CoreReuse == 0 {
 			r.Reuse = p.Reuse
 		}
-		if p.RenderScale > 0 && r.RenderWidth == 0 && r.Width > 0 && r.Height > 0 {
-			c := layout.Canvas{Width: r.Width, Height: r.Height}
+		// A canvas the model refuses has no same-aspect smaller canvas
+		// (500x300 would give 166x100); the planner reports the canvas
+		// itself, as it does without a preset.
+		c := layout.Canvas{Width: r.Width, Height: r.Height}
+		if p.RenderScale > 0 && r.RenderWidth == 0 && c.ValidateModel() == nil {
 			rc := layout.ScaleCanvas(c, p.RenderScale*p.RenderScale)
 			r.RenderWidth, r.RenderHeight = rc.Width, rc.Height
 		}

@@ -202,6 +202,12 @@ func newState(r Request) (state, error) {
 		r.Reuse = 1
 	}
 	s := state{req: r, output: r.Canvas, knobs: Knobs{TextEncoder: Resident, DiT: Mapped, VAEDecoder: Resident}}
+	// The output is what the user asked for: its rules are checked before
+	// any smaller canvas a speed preset derived from it, so the refusal
+	// names the canvas the user typed, whatever the preset.
+	if err := r.Canvas.ValidateModel(); err != nil {
+		return s, err
+	}
 	model := r.Canvas
 	if r.RenderCanvas != (layout.Canvas{}) {
 		model = r.RenderCanvas
