@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/png"
 	"os"
@@ -204,5 +205,31 @@ func TestCLICanvasIndependentOfPreset(t *testing.T) {
 	code, out, errs := runCmd(t, "plan", "-p", "a fox", "--width", "512", "--height", "512", "--preset", "aggressive")
 	if code != 0 || !strings.Contains(out, "canvas 512x512 (model runs at 320x320)") {
 		t.Errorf("aggressive 512x512: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// The official pipeline passes the prompt to Qwen verbatim, untruncated:
+// a long prompt is planned whole, with a warning before anything loads
+// when its text rows outnumber the clip's own, and one longer than the
+// text encoder's context is refused.
+func TestCLILongPrompt(t *testing.T) {
+	tinyCLI(t)
+	long := strings.Repeat("a ", 60000) // 120,000 characters: 60,001 tokens
+	code, out, errs := runCmd(t, "plan", "-p", long, "--width", "64", "--height", "64")
+	if code != 0 || !strings.Contains(out, "warning: the prompt is 60,001 tokens") || !strings.Contains(out, "shorten the prompt") {
+		t.Errorf("long prompt: exit %d, %q\n%s", code, errs, out)
+	}
+	code, out, _ = runCmd(t, "plan", "-p", "a red fox runs through fresh snow at dawn", "--width", "64", "--height", "64")
+	if code != 0 || strings.Contains(out, "warning:") {
+		t.Errorf("short prompt warned: exit %d\n%s", code, out)
+	}
+	// Past the context: too long for a command line, so through the
+	// renderer's planning path, which the window's plan takes too.
+	rd := &Renderer{CacheDir: e2eCache(t)}
+	defer rd.Close()
+	_, err := rd.Plan(context.Background(), Request{Prompt: strings.Repeat("a ", 270000), Width: 64, Height: 64})
+	var req *RequestError
+	if !errors.As(err, &req) || !strings.Contains(Advice(err), "262,144") || strings.Contains(Advice(err), "\n") {
+		t.Errorf("prompt over the context: %v (advice %q)", err, Advice(err))
 	}
 }

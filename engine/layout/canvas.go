@@ -61,14 +61,14 @@ func (c Canvas) ValidateModel() error {
 	case c.Width%CanvasMultiple != 0 || c.Height%CanvasMultiple != 0:
 		return limitf("canvas %s: width and height must be multiples of %d (try %s)", c, CanvasMultiple, RoundCanvas(c))
 	case c.Pixels() > MaxCanvasPixels:
-		return limitf("canvas %s has %s pixels, over the model's cap of 768x1344 = %s (try %s)", c, grouped(c.Pixels()), grouped(MaxCanvasPixels), AdaptCanvas(c))
+		return limitf("canvas %s has %s pixels, over the model's cap of 768x1344 = %s (try %s)", c, Grouped(c.Pixels()), Grouped(MaxCanvasPixels), AdaptCanvas(c))
 	}
 	return nil
 }
 
-// grouped prints n with thousands separators: a pixel count of seven
-// digits is unreadable without them.
-func grouped(n int) string {
+// Grouped prints n with thousands separators, for the limits people read:
+// a pixel or token count of seven digits is unreadable without them.
+func Grouped(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
