@@ -9,6 +9,7 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/weights"
 	"h3studio/media"
 )
 
@@ -126,6 +127,7 @@ func adviceFor(err error, s surface) string {
 	var file *FileError
 	var flagErr *FlagError
 	var pathErr *fs.PathError
+	var snap *weights.SnapshotError
 	name := func(p string) string {
 		if s == window {
 			return baseName(p)
@@ -152,8 +154,21 @@ func adviceFor(err error, s surface) string {
 		return flagErr.Msg
 	case errors.As(err, &limit):
 		return limit.Msg
+	case errors.As(err, &snap):
+		return snapshotAdvice(snap, s)
 	case errors.As(err, &pathErr):
 		return fileAdvice(&FileError{pathErr.Path, err}, name(pathErr.Path))
 	}
 	return err.Error()
+}
+
+// snapshotAdvice is a model folder that is not a usable snapshot. The
+// window says what to choose; the terminal adds weights' own reason, which
+// names the files it looked for (and the -d flag).
+func snapshotAdvice(e *weights.SnapshotError, s surface) string {
+	msg := "the folder " + e.Path + " is not a usable MiniMax-H3 model; choose the folder the download made, or check that it downloaded completely"
+	if s == terminal {
+		msg += " (-d: " + e.Path + " " + e.Msg + ")"
+	}
+	return msg
 }

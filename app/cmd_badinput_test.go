@@ -233,3 +233,37 @@ func TestCLILongPrompt(t *testing.T) {
 		t.Errorf("prompt over the context: %v (advice %q)", err, Advice(err))
 	}
 }
+
+// A sentence the window shows names no command-line flag; the terminal's
+// version of it does, so the user knows what to change.
+func TestAdviceFlagsOnlyOnTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	rd := &Renderer{CacheDir: e2eCache(t)}
+	defer rd.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		r    Request
+		flag string
+	}{
+		{"no output", Request{Prompt: "x"}, "-o"},
+		{"output folder missing", Request{Prompt: "x", Output: filepath.Join(dir, "none", "a.mp4")}, "-o"},
+		{"profile model", Request{Prompt: "x", Model: "official-bf16", Output: filepath.Join(dir, "a.mp4")}, "-d"},
+		{"model not a folder", Request{Prompt: "x", Model: filepath.Join(dir, "nope"), Output: filepath.Join(dir, "a.mp4")}, "-d"},
+		{"not a snapshot", Request{Prompt: "x", Model: dir, Output: filepath.Join(dir, "a.mp4")}, "-d"},
+		{"bad steps", Request{Prompt: "x", Steps: 5000, Output: filepath.Join(dir, "a.mp4")}, "--steps"},
+	} {
+		_, err := rd.Prepare(ctx, c.r)
+		if err == nil {
+			t.Errorf("%s: prepared", c.name)
+			continue
+		}
+		w, term := Advice(err), TerminalAdvice(err)
+		if strings.Contains(w, " -") || strings.Contains(w, "(-") || strings.Contains(w, "weights:") {
+			t.Errorf("%s: window advice %q names a flag or the error chain", c.name, w)
+		}
+		if !strings.Contains(term, c.flag) {
+			t.Errorf("%s: terminal advice %q does not name %s", c.name, term, c.flag)
+		}
+	}
+}

@@ -225,7 +225,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 		return nil, err
 	}
 	if job.Engine == nil {
-		return nil, &RequestError{fmt.Errorf("model %s is a profile, which plans but cannot render; give a snapshot folder with -d, or leave -d out for the tiny model", req.Model)}
+		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is a weights profile, which plans but cannot render; choose a downloaded MiniMax-H3 folder, or none for the tiny model", req.Model), Flag: "-d"}}
 	}
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
@@ -276,15 +276,15 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 // names a folder, before any work is done.
 func checkOutput(out string) error {
 	if out == "" {
-		return errors.New("no output file; give one with -o FILE.mp4")
+		return &FlagError{Msg: "no output file was given", Flag: "-o FILE.mp4"}
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return fmt.Errorf("output %s is a folder; give a file name ending in .mp4", out)
+		return &FlagError{Msg: fmt.Sprintf("the output %s is a folder; give a file name ending in .mp4", out), Flag: "-o"}
 	}
 	dir := filepath.Dir(out)
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return fmt.Errorf("output folder %s does not exist; create it or choose another -o", dir)
+		return &FlagError{Msg: fmt.Sprintf("the output folder %s does not exist; create it or choose another", dir), Flag: "-o"}
 	}
 	return nil
 }
@@ -323,7 +323,7 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 		}
 		dir = d
 	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, &RequestError{fmt.Errorf("model %s is not a folder; give a snapshot folder with -d, or leave -d out for the tiny model", model)}
+		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is not a folder; choose a downloaded MiniMax-H3 folder, or none for the tiny model", model), Flag: "-d"}}
 	}
 	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
 	if err != nil {
