@@ -112,7 +112,7 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		if a.path == "" {
 			continue
 		}
-		info, err := probeFile(ctx, a.path)
+		info, err := Probe(ctx, a.path)
 		if err != nil {
 			return pr, err
 		}
@@ -137,7 +137,7 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 // probeReference reads one reference's header and checks it is what its
 // flag says.
 func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, error) {
-	info, err := probeFile(ctx, ref.Path)
+	info, err := Probe(ctx, ref.Path)
 	if err != nil {
 		return plan.Reference{}, err
 	}
@@ -170,7 +170,7 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 			}
 			break
 		}
-		a, err := probeFile(ctx, ref.AudioPath)
+		a, err := Probe(ctx, ref.AudioPath)
 		if err != nil {
 			return pref, err
 		}

@@ -84,15 +84,6 @@ func VerifyImage(ctx context.Context, path string) error {
 	return nil
 }
 
-// probeFile is Probe with a failure reported as the request's FileError.
-func probeFile(ctx context.Context, path string) (media.Info, error) {
-	info, err := Probe(ctx, path)
-	if err != nil {
-		return info, &FileError{path, err}
-	}
-	return info, nil
-}
-
 // baseName is how the window names a file: people dropped it from a
 // folder they know, so the folder is noise.
 func baseName(path string) string { return filepath.Base(path) }
