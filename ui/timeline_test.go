@@ -115,7 +115,16 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			}
 		}
 	})
-	// Space plays forward in real time and stops at the last frame.
+	checkSpacePlays(t, ui, tl, w)
+	checkLoopMarks(t, ui, tl, w)
+	checkHoverStrip(t, ui, tl, w)
+	checkTypingElsewhere(t, ui, tl, w)
+}
+
+// checkSpacePlays: Space plays forward in real time and stops at the last
+// frame.
+func checkSpacePlays(t *testing.T, ui *serial, tl *Timeline, w fyne.Window) {
+	t.Helper()
 	ui.DoAndWait(func() {
 		tl.Seek(40)
 		w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
@@ -132,7 +141,12 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// I and O mark a loop; playback inside it wraps instead of stopping.
+}
+
+// checkLoopMarks: I and O mark a loop; playback inside it wraps instead of
+// stopping.
+func checkLoopMarks(t *testing.T, ui *serial, tl *Timeline, w fyne.Window) {
+	t.Helper()
 	ui.DoAndWait(func() {
 		tl.Seek(10)
 		w.Canvas().Focused().TypedRune('i')
@@ -160,8 +174,12 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 	if !seen[10] || !seen[14] {
 		t.Errorf("0.8 s of looped playback (%d frames at 24 fps) should wrap through 10..14: saw %v", 19, seen)
 	}
-	// Hovering over the scrub bar shows the frame under the pointer without
-	// moving the playhead.
+}
+
+// checkHoverStrip: hovering over the scrub bar shows the frame under the
+// pointer without moving the playhead.
+func checkHoverStrip(t *testing.T, ui *serial, tl *Timeline, w fyne.Window) {
+	t.Helper()
 	ui.DoAndWait(func() {
 		var hover *scrubHover
 		for _, o := range test.LaidOutObjects(tl) {
@@ -191,7 +209,12 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			t.Errorf("after hovering: thumbnail visible %v, playhead %d (was %d)", tl.hoverImg.Visible(), tl.Index(), at)
 		}
 	})
-	// Typing into another widget does not move the playhead.
+}
+
+// checkTypingElsewhere: typing into another widget does not move the
+// playhead.
+func checkTypingElsewhere(t *testing.T, ui *serial, tl *Timeline, w fyne.Window) {
+	t.Helper()
 	ui.DoAndWait(func() {
 		e := widgetEntry()
 		w.SetContent(containerOf(tl, e))
