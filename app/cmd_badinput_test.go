@@ -267,3 +267,32 @@ func TestAdviceFlagsOnlyOnTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A picture damaged after the plan checked it (replaced between plan and
+// render) fails the render with the same sentence, naming the file, not
+// the engine's error chain.
+func TestRenderDamagedAfterPlan(t *testing.T) {
+	rd := newRenderer(t)
+	dir := t.TempDir()
+	pic := filepath.Join(dir, "pic.png")
+	writePNG(t, pic, 64, 64)
+	r := tinyRequest(t, "late.mp4")
+	r.Steps = 1
+	r.References = []Reference{{Kind: RefImage, Path: pic}}
+	job, err := rd.Prepare(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncatedPNG(t, pic)
+	_, err = job.Run(context.Background(), nil)
+	if err == nil {
+		t.Fatal("a damaged picture rendered")
+	}
+	msg := TerminalAdvice(renderExit(err))
+	if !strings.Contains(msg, pic) || strings.Contains(msg, "engine:") || strings.Contains(msg, "png:") {
+		t.Errorf("render of a damaged picture: %q", msg)
+	}
+	if w := Advice(err); !strings.HasPrefix(w, "The file pic.png is damaged") {
+		t.Errorf("window: %q", w)
+	}
+}

@@ -377,23 +377,33 @@ func (MediaReader) Image(ctx context.Context, path string, w, h int, fit engine.
 	}
 	f, err := media.LoadImage(path, w, h, pol)
 	if err != nil {
-		return engine.Pixels{}, err
+		// A file can change between the plan that checked it and the
+		// render; its failure is still about the user's file.
+		return engine.Pixels{}, &FileError{path, err}
 	}
 	return engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix}, nil
 }
 
 func (MediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, fn func(int, engine.Pixels) error) (int, error) {
 	configureMedia()
-	return media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
+	var fnErr error // the engine's own failure, which is not about the file
+	n, err := media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
 		func(i int, f media.Frame) error {
-			return fn(i, engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix})
+			fnErr = fn(i, engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix})
+			return fnErr
 		})
+	if err != nil && fnErr == nil && ctx.Err() == nil {
+		return n, &FileError{path, err}
+	}
+	return n, err
 }
 
 func (MediaReader) Audio(ctx context.Context, path string, maxSeconds float64) (engine.Audio, error) {
 	configureMedia()
 	pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: time.Duration(maxSeconds * float64(time.Second))})
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
+		return engine.Audio{}, &FileError{path, err}
+	} else if err != nil {
 		return engine.Audio{}, err
 	}
 	if pcm.Rate != media.SampleRate || pcm.Channels != media.Channels {
