@@ -201,6 +201,11 @@ func TestCLICanvasIndependentOfPreset(t *testing.T) {
 			}
 		}
 	}
+	// Scripts read the same sentence in plan --json.
+	_, out, _ := runCmd(t, "plan", "-p", "a fox", "--width", "500", "--height", "300", "--preset", "aggressive", "--json")
+	if e, _ := decodePlan(t, out)["error"].(string); !strings.HasPrefix(e, "canvas 500x300: width and height must be multiples of 32") {
+		t.Errorf("plan --json error %q", e)
+	}
 	// A canvas the model takes still runs the preset's smaller one.
 	code, out, errs := runCmd(t, "plan", "-p", "a fox", "--width", "512", "--height", "512", "--preset", "aggressive")
 	if code != 0 || !strings.Contains(out, "canvas 512x512 (model runs at 320x320)") {

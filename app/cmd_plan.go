@@ -57,7 +57,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		if *asJSON && plan.IsLimit(err) {
 			// Scripts get the refusal as data too.
-			refusal := map[string]any{"verdict": plan.Refused, "error": err.Error(), "warnings": []string{}}
+			refusal := map[string]any{"verdict": plan.Refused, "error": TerminalAdvice(err), "warnings": []string{}}
 			if jerr := json.NewEncoder(stdout).Encode(refusal); jerr != nil {
 				return errors.Join(err, jerr)
 			}
