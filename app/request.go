@@ -126,12 +126,13 @@ func (r Request) Validate() error {
 		bad("--seconds", "the length must be positive, not %g s", r.Seconds)
 	}
 	if f := r.RequestedFrames(); f > 0 && !lengthOK(f) {
-		flag := "--frames"
+		lo, hi := float64(layout.MinFrames)/layout.FPS, float64(layout.MaxFrames)/layout.FPS
 		if r.Seconds > 0 {
-			flag = "--seconds"
+			bad("--seconds", "a length of %g s is outside what the model makes, %.1f to %.0f s", r.Seconds, lo, hi)
+		} else {
+			bad("--frames", "a length of %d frames is outside what the model makes, %d to %d frames (%.1f to %.0f s)",
+				f, layout.MinFrames, layout.MaxFrames, lo, hi)
 		}
-		bad(flag, "a length of %d frames is outside what the model makes, %d to %d frames (%.1f to %.0f s)",
-			f, layout.MinFrames, layout.MaxFrames, float64(layout.MinFrames)/layout.FPS, float64(layout.MaxFrames)/layout.FPS)
 	}
 	if r.Width < 0 || r.Width == 0 && r.Height != 0 {
 		bad("--width", "the width must be positive, not %d", r.Width)
