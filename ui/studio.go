@@ -220,7 +220,7 @@ func (s *Studio) build() {
 	s.eta = widget.NewLabel("")
 	s.preview = canvas.NewImageFromImage(nil)
 	s.preview.FillMode = canvas.ImageFillContain
-	s.preview.SetMinSize(fyne.NewSize(320, 180))
+	s.preview.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight)) // the same picture as the timeline's
 	s.timeline = NewTimeline(s.cfg.Exec.Do)
 	s.queueBox = container.NewVBox()
 	s.histBox = container.NewVBox()
