@@ -80,6 +80,7 @@ const (
 // WithDefaults returns a copy with zero fields filled in; the caller's
 // request is never changed.
 func (r Request) WithDefaults() Request {
+	r.Prompt = CleanPrompt(r.Prompt)
 	if r.Width == 0 && r.Height == 0 {
 		r.Width, r.Height = DefaultWidth, DefaultHeight
 	}

@@ -22,6 +22,8 @@ func buttons(o fyne.CanvasObject) []*widget.Button {
 	switch v := o.(type) {
 	case *widget.Button:
 		out = append(out, v)
+	case *tipButton:
+		out = append(out, &v.Button)
 	case *fyne.Container:
 		for _, c := range v.Objects {
 			out = append(out, buttons(c)...)
