@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
@@ -19,17 +21,18 @@ type anchorWell struct {
 	label   *widget.Label
 	box     *fyne.Container // the drop target
 	changed func()
+	tips    *tipLayer
 }
 
-func newAnchorWell(title, where string, changed func()) *anchorWell {
-	w := &anchorWell{title: title, where: where, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none")}
+func newAnchorWell(title, where string, changed func(), tips *tipLayer) *anchorWell {
+	w := &anchorWell{title: title, where: where, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none"), tips: tips}
 	w.img.FillMode = canvas.ImageFillContain
 	w.img.SetMinSize(fyne.NewSize(160, 100))
 	return w
 }
 
 func (w *anchorWell) view() fyne.CanvasObject {
-	clear := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { w.set(nil) })
+	clear := newTipButton(theme.DeleteIcon(), "Remove the "+strings.ToLower(w.title), w.tips, func() { w.set(nil) })
 	clear.Importance = widget.LowImportance
 	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle(w.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), clear, w.label)
 	w.box = container.NewVBox(head, w.img)
