@@ -240,8 +240,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	t := p.Time
-	fmt.Fprintf(tw, "\ntime ≈ %s: load %s, text %s, denoise %s (%d forwards of %.0f TFLOP), decode %s\n", DurationText(t.Seconds),
-		DurationText(t.LoadSeconds), DurationText(t.TextSeconds), DurationText(t.DenoiseSeconds), t.Forwards, t.ForwardTFLOP, DurationText(t.DecodeSeconds))
+	fmt.Fprintf(tw, "\ntime %s; %d DiT forwards of %.1f TFLOP\n", EstimateText(t), t.Forwards, t.ForwardTFLOP)
 	for _, wn := range p.Warnings {
 		fmt.Fprintf(tw, "warning: %s\n", wn)
 	}

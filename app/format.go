@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"h3studio/engine"
+	"h3studio/engine/plan"
 )
 
 // GBText prints bytes in the GB Apple sells and Activity Monitor shows
@@ -59,4 +61,29 @@ func PhaseTitle(p engine.Phase) string {
 		return "Writing MP4"
 	}
 	return string(p)
+}
+
+// EstimateText is a plan's time in words, phase by phase, with where its
+// rates came from; the plan panel and `h3studio plan` both print it, so
+// they show the same estimate the progress counts down from.
+func EstimateText(t plan.Estimate) string {
+	parts := make([]string, 0, len(t.Phases))
+	for _, pc := range t.Phases {
+		if pc.Seconds > 0 {
+			parts = append(parts, strings.ToLower(PhaseTitle(engine.Phase(pc.Phase)))+" "+DurationText(pc.Seconds))
+		}
+	}
+	src := map[string]string{
+		plan.SourcePeak:        "from the chip's peak speed, not yet measured",
+		plan.SourceCalibration: "measured on this machine",
+		plan.SourceHistory:     "measured on this machine and its finished renders",
+	}[t.Source]
+	s := "about " + DurationText(t.Seconds)
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if src != "" {
+		s += " (" + src + ")"
+	}
+	return s
 }

@@ -48,6 +48,13 @@ type PhaseCost struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// Where an Estimate's rates came from (Estimate.Source, Rates.Source).
+const (
+	SourcePeak        = "peak"
+	SourceCalibration = "calibration"
+	SourceHistory     = "history"
+)
+
 // The engine's phases as the estimate names them (engine.Phase values).
 const (
 	TimeReferences = "references"
@@ -266,7 +273,7 @@ func referenceWork(l *layout.Layout, anchors int, skip []bool) float64 {
 func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) Estimate {
 	d := m.Dims
 	ssd := math.Max(mc.SSDGBs, 0.1) * 1e9
-	e := Estimate{Forwards: Forwards(in.steps, in.reuse), Source: "peak"}
+	e := Estimate{Forwards: Forwards(in.steps, in.reuse), Source: SourcePeak}
 	rate := func(string) Rate { return Rate{} }
 	if mc.Rates != nil {
 		e.Source = mc.Rates.Source
