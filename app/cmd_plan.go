@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -50,7 +51,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// The renderer's planning path, so the plan is the one a render of
 	// the same request runs (its presets, tokenizer, partition check).
-	rd := &Renderer{CacheDir: cacheDir, MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
+	rd := &Renderer{CacheDir: cacheDir, HistoryDir: filepath.Join(cacheDir, "history"), MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
 	p, err := rd.Plan(ctx, r)

@@ -82,7 +82,7 @@ func (g *generation) references(ctx context.Context) error {
 		g.inputs = make([]*prepared, len(l.Refs))
 		for i := range l.Refs {
 			rl, ref := &l.Refs[i], g.plan.Request.Refs[i]
-			key := fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
+			key := refKey(ref, rl)
 			if err := add(i, key, func() (pending, error) { return g.decodeRef(ctx, ref, rl) }); err != nil {
 				return err
 			}
@@ -101,6 +101,11 @@ func (g *generation) references(ctx context.Context) error {
 		g.e.cache.put(pd.key, pd.p)
 	}
 	return nil
+}
+
+// refKey is a reference's cache key: its file and how the layout uses it.
+func refKey(ref plan.Reference, rl *layout.RefLayout) string {
+	return fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
 }
 
 // fileKey identifies an input by its file's identity (absolute path, size,
