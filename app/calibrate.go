@@ -104,6 +104,10 @@ func writeTestPicture(path string, side int) error {
 // the two calibration requests, and stores the samples in the cache
 // folder. It takes a few seconds and reads no user file.
 func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration, error) {
+	mc, err := LookupMachine(machine)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
 	dir, err := os.MkdirTemp("", "h3studio-calibrate-")
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
@@ -113,7 +117,7 @@ func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
-	c := &Calibration{Key: calibrationKey(machine), Samples: map[string][]plan.Sample{}}
+	c := &Calibration{Key: calibrationKey(mc.Name), Samples: map[string][]plan.Sample{}}
 	for i, r := range append([]Request{reqs[0]}, reqs...) {
 		r.Machine = machine
 		job, err := rd.Prepare(ctx, r)
@@ -137,7 +141,7 @@ func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration
 	if err != nil {
 		return nil, err
 	}
-	p := calibrationPath(rd.CacheDir, machine)
+	p := calibrationPath(rd.CacheDir, mc.Name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
@@ -145,6 +149,21 @@ func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
 	return c, nil
+}
+
+// CalibrateOnce calibrates on the first start of this binary on this
+// machine and does nothing once a calibration is stored; the window calls
+// it in the background.
+func (rd *Renderer) CalibrateOnce(ctx context.Context, machine string) error {
+	mc, err := LookupMachine(machine)
+	if err != nil {
+		return err
+	}
+	if c, err := LoadCalibration(rd.CacheDir, mc.Name); c != nil || err != nil {
+		return err
+	}
+	_, err = rd.Calibrate(ctx, machine)
+	return err
 }
 
 // phaseSamples pairs a plan's per-phase work with measured milliseconds.

@@ -163,12 +163,12 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 	}
 	// References an earlier generation prepared cost no time: plan again
 	// with them marked, which changes only the estimate.
-	cached, any := make([]bool, len(r.Refs)), false
+	cached, hit := make([]bool, len(r.Refs)), false
 	for i := range r.Refs {
 		cached[i] = e.cache.has(refKey(r.Refs[i], &p.Layout.Refs[i]))
-		any = any || cached[i]
+		hit = hit || cached[i]
 	}
-	if !any {
+	if !hit {
 		return p, nil
 	}
 	r.Cached.Refs = cached

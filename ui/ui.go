@@ -85,7 +85,10 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 			hist = nil
 		}
 	}
-	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), Preview: true}
+	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), HistoryDir: filepath.Join(root, "history"), Preview: true}
+	// The first start measures this machine for the time estimates; a
+	// failure leaves the estimates on the chip's peak.
+	go func() { _ = rd.CalibrateOnce(context.Background(), "auto") }()
 	cfg := Config{
 		Exec:        Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
 		Render:      rd.Render,
