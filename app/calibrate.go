@@ -56,12 +56,12 @@ func LoadCalibration(cacheDir, machine string) (*Calibration, error) {
 	return &c, nil
 }
 
-// calibrationRequests are two small tiny-model renders whose work differs
-// in every phase (canvas, frames, steps, pictures), so a line through
-// their two points separates each phase's fixed cost from its rate.
+// calibrationRequests are a warm-up and two small tiny-model renders whose
+// work differs in every phase (canvas, frames, steps, pictures), so a line
+// through their two points separates each phase's fixed cost from its rate.
 func calibrationRequests(dir string) ([]Request, error) {
 	var pics []string
-	for i, side := range []int{96, 192} {
+	for i, side := range []int{96, 192, 64} {
 		p := filepath.Join(dir, fmt.Sprintf("picture%d.png", i+1))
 		if err := writeTestPicture(p, side); err != nil {
 			return nil, err
@@ -77,7 +77,11 @@ func calibrationRequests(dir string) ([]Request, error) {
 	b.Prompt += ", the camera follows low"
 	b.References = []Reference{{Kind: RefImage, Path: pics[0]}, {Kind: RefImage, Path: pics[1]}}
 	b.Output = filepath.Join(dir, "b.mp4")
-	return []Request{a, b}, nil
+	// The warm-up shares no input with the measured renders, so neither
+	// finds its text or pictures in the engine's cache.
+	w := a
+	w.Prompt, w.References, w.Output = "warm-up", []Reference{{Kind: RefImage, Path: pics[2]}}, filepath.Join(dir, "w.mp4")
+	return []Request{w, a, b}, nil
 }
 
 // writeTestPicture writes a side x side gradient PNG.
@@ -118,19 +122,16 @@ func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
 	c := &Calibration{Key: calibrationKey(mc.Name), Samples: map[string][]plan.Sample{}}
-	for i, r := range append([]Request{reqs[0]}, reqs...) {
+	for i, r := range reqs {
 		r.Machine = machine
 		job, err := rd.Prepare(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
-		if _, err := job.render(ctx, nil); err != nil {
+		if _, err := job.Run(ctx, nil); err != nil {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 		if i == 0 {
-			// The warm-up's references are now cached: the two measured
-			// renders use other outputs but the same first picture, which
-			// the plan prices at nothing when cached.
 			continue
 		}
 		for ph, s := range phaseSamples(job.Plan.Time, phaseMillis(job.Stats.Phases)) {

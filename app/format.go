@@ -70,7 +70,8 @@ func EstimateText(t plan.Estimate) string {
 	parts := make([]string, 0, len(t.Phases))
 	for _, pc := range t.Phases {
 		if pc.Seconds > 0 {
-			parts = append(parts, strings.ToLower(PhaseTitle(engine.Phase(pc.Phase)))+" "+DurationText(pc.Seconds))
+			title := PhaseTitle(engine.Phase(pc.Phase))
+			parts = append(parts, strings.ToLower(title[:1])+title[1:]+" "+DurationText(pc.Seconds))
 		}
 	}
 	src := map[string]string{
