@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine"
 	"h3studio/engine/plan"
 )
 
@@ -78,4 +79,39 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("plan priced from %q with references %+v; want the calibration", p.Time.Source, p.Time.Phase(plan.TimeReferences))
 	}
 	t.Logf("calibration %+v; estimate %s", FitRates(c, nil).Phases, EstimateText(p.Time))
+}
+
+// Every phase that reports progress carries an ETA from its first event
+// on: the walk-through saw "Reading references 5/7" still for 85 s and
+// decode at 0 % for most of its time, with none.
+func TestProgressETAInEveryPhase(t *testing.T) {
+	rd := newRenderer(t)
+	r := ref2va(t, "eta.mp4")
+	job, err := rd.Prepare(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events
+	if _, err := job.Run(context.Background(), ev.sink); err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range []engine.Phase{engine.PhaseReferences, engine.PhaseDenoise, engine.PhaseDecode} {
+		steps := ev.find(engine.EventProgress, ph)
+		if len(steps) == 0 {
+			t.Errorf("%s: no progress events", ph)
+			continue
+		}
+		if first := steps[0]; first.ETA <= 0 || first.Total == 0 {
+			t.Errorf("%s: first progress %d/%d with ETA %v; want a total and an ETA", ph, first.Step, first.Total, first.ETA)
+		}
+	}
+	// Decode says how long it will take before its first window is out.
+	if dec := ev.find(engine.EventProgress, engine.PhaseDecode); len(dec) > 0 && dec[0].Step != 0 {
+		t.Errorf("decode's first report is at frame %d; want one at 0 with the plan's ETA", dec[0].Step)
+	}
+	// The references phase reports each read before any VAE encode.
+	refs := ev.find(engine.EventProgress, engine.PhaseReferences)
+	if len(refs) != 2*len(r.References) || refs[0].Message != "read" {
+		t.Errorf("references reported %d steps starting %q; want %d starting with a read", len(refs), refs[0].Message, 2*len(r.References))
+	}
 }
