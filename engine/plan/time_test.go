@@ -104,3 +104,22 @@ func TestEstimateFromRates(t *testing.T) {
 		t.Errorf("the cache changed the denoise or the memory")
 	}
 }
+
+// The mux phase is FFmpeg's measured resident size, which grows with the
+// output's pixels (68 MiB at 128², 293 MiB at 1280x736), not a flat 256 MiB.
+func TestMuxMemoryMeasured(t *testing.T) {
+	for _, c := range []struct {
+		w, h int
+		mib  float64
+	}{{128, 128, 68}, {512, 512, 132}, {1280, 736, 293}} {
+		r := Request{Canvas: layout.Canvas{Width: c.w, Height: c.h}, Frames: 22, PromptTokens: 9}
+		p := mustPlan(t, r, "m4-pro-64", "tiny", Options{})
+		for _, ph := range p.Memory.Phases {
+			if ph.Name == PhaseMux {
+				if got := float64(ph.ScratchBytes) / (1 << 20); math.Abs(got-c.mib) > 0.1*c.mib {
+					t.Errorf("%dx%d: mux scratch %.0f MiB, FFmpeg measured %.0f", c.w, c.h, got, c.mib)
+				}
+			}
+		}
+	}
+}
