@@ -9,6 +9,7 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/weights"
 	"h3studio/media"
 )
 
@@ -30,23 +31,72 @@ func Refusal(p *plan.Plan) string {
 const canceledText = "canceled; nothing was written"
 
 // outOfMemoryText is the advice for a render the backend could not
-// allocate although its plan fit the budget.
-const outOfMemoryText = "the machine ran out of memory although the plan fit its budget; " +
-	"lower the memory budget (Settings, or --memory-gb), or render a smaller canvas or a shorter clip"
+// allocate although its plan fit the budget; the window names Settings
+// for the budget, the terminal its flag.
+func outOfMemoryText(s surface) string {
+	where := "in Settings"
+	if s == terminal {
+		where = "with --memory-gb"
+	}
+	return "the machine ran out of memory although the plan fit its budget; " +
+		"lower the memory budget " + where + ", or render a smaller canvas or a shorter clip"
+}
 
-// Advice is err as a person reads it, in the window or at the terminal:
-// the sentence app keeps for the error's type, one line per joined error,
-// each starting with a capital. Errors are matched by type and sentinel,
-// never by their text; one without a mapping is shown as written, so a
-// developer's message that reaches people stays visible until it gets one.
+const noFFmpegText = "FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"
+
+// surface is where a sentence is read: the window names files by their
+// base name and its own controls, the terminal files as typed and flags.
+type surface int
+
+const (
+	window surface = iota
+	terminal
+)
+
+// FlagError is a request field out of range. Msg names the setting in
+// words, the same in the window; the terminal adds Flag.
+type FlagError struct {
+	Msg  string
+	Flag string
+}
+
+func (e *FlagError) Error() string { return e.Flag + ": " + e.Msg }
+
+// Advice is err as a person reads it in the window: the sentence app
+// keeps for the error's type, one line per joined error, each starting
+// with a capital. Errors are matched by type and sentinel, never by their
+// text; one without a mapping is shown as written, so a developer's
+// message that reaches people stays visible until it gets one.
 func Advice(err error) string {
 	var lines []string
 	for _, e := range leaves(err) {
-		if s := adviceFor(e); s != "" {
-			lines = append(lines, strings.ToUpper(s[:1])+s[1:])
+		if s := adviceFor(e, window); s != "" {
+			lines = append(lines, capitalize(s))
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TerminalAdvice is Advice for the command line: the same sentences, one
+// line, files as typed and the flags that set what a sentence names.
+func TerminalAdvice(err error) string {
+	var parts []string
+	for _, e := range leaves(err) {
+		if s := adviceFor(e, terminal); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// capitalize starts a sentence with a capital unless it starts with a file
+// name (an unmapped error's "fake.png: ..."), which would rename the file.
+func capitalize(s string) string {
+	first, _, _ := strings.Cut(s, " ")
+	if strings.ContainsAny(first, "./\\") {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // leaves splits err into the errors it joins, looking through the
@@ -55,7 +105,9 @@ func leaves(err error) []error {
 	if err == nil {
 		return nil
 	}
-	if req, ok := err.(*RequestError); ok && req.Err != nil {
+	// Through the exit status and request wrappers to the joined errors.
+	var req *RequestError
+	if errors.As(err, &req) && req.Err != nil {
 		return leaves(req.Err)
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -69,10 +121,19 @@ func leaves(err error) []error {
 }
 
 // adviceFor is the sentence for one error that joins no others.
-func adviceFor(err error) string {
+func adviceFor(err error, s surface) string {
 	var refused *RefusedError
 	var limit *layout.LimitError
-	var file *fs.PathError
+	var file *FileError
+	var flagErr *FlagError
+	var pathErr *fs.PathError
+	var snap *weights.SnapshotError
+	name := func(p string) string {
+		if s == window {
+			return baseName(p)
+		}
+		return p
+	}
 	switch {
 	case errors.As(err, &refused):
 		return Refusal(refused.Plan)
@@ -81,15 +142,33 @@ func adviceFor(err error) string {
 	case errors.Is(err, engine.ErrOutOfMemory):
 		// The plan fit the budget but the device could not allocate it:
 		// the budget is too generous for what else the machine runs.
-		return outOfMemoryText
+		return outOfMemoryText(s)
+	case errors.As(err, &file):
+		return fileAdvice(file, name(file.Path))
 	case errors.Is(err, media.ErrNoFFmpeg):
-		return "FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"
+		return noFFmpegText
+	case errors.As(err, &flagErr):
+		if s == terminal {
+			return flagErr.Msg + " (" + flagErr.Flag + ")"
+		}
+		return flagErr.Msg
 	case errors.As(err, &limit):
 		return limit.Msg
-	case errors.As(err, &file) && errors.Is(err, fs.ErrNotExist):
-		return file.Path + " is missing; it was moved or deleted"
-	case errors.As(err, &file) && errors.Is(err, fs.ErrPermission):
-		return file.Path + " cannot be read: permission denied"
+	case errors.As(err, &snap):
+		return snapshotAdvice(snap, s)
+	case errors.As(err, &pathErr):
+		return fileAdvice(&FileError{pathErr.Path, err}, name(pathErr.Path))
 	}
 	return err.Error()
+}
+
+// snapshotAdvice is a model folder that is not a usable snapshot. The
+// window says what to choose; the terminal adds weights' own reason, which
+// names the files it looked for (and the -d flag).
+func snapshotAdvice(e *weights.SnapshotError, s surface) string {
+	msg := "the folder " + e.Path + " is not a usable MiniMax-H3 model; choose the folder the download made, or check that it downloaded completely"
+	if s == terminal {
+		msg += " (-d: " + e.Path + " " + e.Msg + ")"
+	}
+	return msg
 }

@@ -46,16 +46,16 @@ func TestAdvice(t *testing.T) {
 		{"canceled", fmt.Errorf("denoise: %w", engine.ErrCanceled), "Canceled; nothing was written"},
 		{"context canceled", context.Canceled, "Canceled; nothing was written"},
 		{"out of memory", fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory),
-			"The machine ran out of memory although the plan fit its budget; lower the memory budget (Settings, or --memory-gb), or render a smaller canvas or a shorter clip"},
+			"The machine ran out of memory although the plan fit its budget; lower the memory budget in Settings, or render a smaller canvas or a shorter clip"},
 		{"no ffmpeg", fmt.Errorf("reference 1: %w: no ffprobe on PATH", media.ErrNoFFmpeg),
 			"FFmpeg was not found; install it (macOS: brew install ffmpeg) and try again"},
 		{"model rule", &RequestError{big.ValidateModel()},
-			"Canvas 768x1536 has 1179648 pixels, over the model's cap of 768x1344 = 1032192 (try " + layout.AdaptCanvas(big).String() + ")"},
-		{"joined fields", &RequestError{errors.Join(errors.New("the length must be positive"), errors.New("--steps 0 is outside 1..1000"))},
-			"The length must be positive\n--steps 0 is outside 1..1000"},
-		{"missing file", missing, missingPath + " is missing; it was moved or deleted"},
+			"Canvas 768x1536 has 1,179,648 pixels, over the model's cap of 768x1344 = 1,032,192 (try " + layout.AdaptCanvas(big).String() + ")"},
+		{"joined fields", &RequestError{errors.Join(errors.New("the length must be positive"), &FlagError{Msg: "the step count 0 is outside 1..1000", Flag: "--steps"})},
+			"The length must be positive\nThe step count 0 is outside 1..1000"},
+		{"missing file", missing, "Cannot find gone.png; check the name, or whether it was moved or deleted"},
 		{"unreadable file", fmt.Errorf("media: probe /x/a.png: %w", &fs.PathError{Op: "open", Path: "/x/a.png", Err: fs.ErrPermission}),
-			"/x/a.png cannot be read: permission denied"},
+			"Cannot open a.png: permission denied; check the file's permissions"},
 		{"untyped", errors.New("engine: snapshot x: no config.json"), "Engine: snapshot x: no config.json"},
 	} {
 		if got := Advice(c.err); got != c.want {
@@ -64,12 +64,15 @@ func TestAdvice(t *testing.T) {
 	}
 }
 
-// The CLI gives the same out-of-memory advice as the window, keeping the
-// engine's error for whoever reads the log.
+// The CLI gives the window's out-of-memory advice, naming its flag where
+// the window names Settings; the engine's error stays for the log.
 func TestRenderExitOutOfMemory(t *testing.T) {
 	err := renderExit(fmt.Errorf("engine: denoise: %w", engine.ErrOutOfMemory))
 	var exit *exitError
-	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed || !strings.HasPrefix(err.Error(), outOfMemoryText) || !errors.Is(err, engine.ErrOutOfMemory) {
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed || TerminalAdvice(err) != outOfMemoryText(terminal) || !errors.Is(err, engine.ErrOutOfMemory) {
 		t.Errorf("renderExit = %v", err)
+	}
+	if w, c := Advice(err), TerminalAdvice(err); strings.Contains(w, "--") || !strings.Contains(c, "--memory-gb") {
+		t.Errorf("window %q, terminal %q: the flag belongs to the terminal only", w, c)
 	}
 }

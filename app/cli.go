@@ -69,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	err := c.Run(ctx, args[1:], stdout, stderr)
 	var usage *UsageError
 	var coded interface{ ExitCode() int } // a command's own exit status (render's 3 and 4)
+	var req *RequestError
 	switch {
 	case err == nil:
 		return 0
@@ -78,10 +79,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, usage.Msg)
 		return 2
 	case errors.As(err, &coded):
-		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(TerminalAdvice(err)))
 		return coded.ExitCode()
+	case errors.As(err, &req):
+		// A request that cannot be served as given is a bad command line,
+		// whichever command was given it.
+		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(TerminalAdvice(err)))
+		return 2
 	default:
-		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "h3studio %s: %s\n", c.Name, oneLine(TerminalAdvice(err)))
 		return 1
 	}
 }

@@ -58,7 +58,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		if *asJSON && plan.IsLimit(err) {
 			// Scripts get the refusal as data too.
-			refusal := map[string]any{"verdict": plan.Refused, "error": err.Error(), "warnings": []string{}}
+			refusal := map[string]any{"verdict": plan.Refused, "error": TerminalAdvice(err), "warnings": []string{}}
 			if jerr := json.NewEncoder(stdout).Encode(refusal); jerr != nil {
 				return errors.Join(err, jerr)
 			}
@@ -120,6 +120,9 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		if info.Kind != media.KindImage {
 			return pr, fmt.Errorf("anchor %s is %s, not an image; first and last frames are stills", a.path, info.Kind)
 		}
+		if err := VerifyImage(ctx, a.path); err != nil {
+			return pr, err
+		}
 		*a.size = layout.Canvas{Width: info.Width, Height: info.Height}
 	}
 	for i, ref := range r.References {
@@ -148,7 +151,10 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 	switch kind {
 	case layout.RefImage:
 		if info.Kind != media.KindImage {
-			return pref, fmt.Errorf("%s is %s, not an image; use the --ref flag for its kind", where, info.Kind)
+			return pref, &FlagError{Msg: fmt.Sprintf("%s is %s, not a picture", where, info.Kind), Flag: "give it with the --ref flag of its kind"}
+		}
+		if err := VerifyImage(ctx, ref.Path); err != nil {
+			return pref, err
 		}
 	case layout.RefVideo, layout.RefVideoAudio:
 		if info.Kind != media.KindVideo && info.Kind != media.KindVideoAudio {
@@ -160,7 +166,8 @@ func probeReference(ctx context.Context, i int, ref Reference) (plan.Reference, 
 		}
 		if ref.AudioPath == "" {
 			if !info.HasAudio() {
-				return pref, fmt.Errorf("%s has no soundtrack; use --ref-silent-video, or give one with --ref-video-audio VIDEO AUDIO", where)
+				return pref, &FlagError{Msg: where + " has no soundtrack; use it as a silent clip, or add a soundtrack to it",
+					Flag: "--ref-silent-video, or --ref-video-audio VIDEO AUDIO"}
 			}
 			break
 		}

@@ -243,12 +243,13 @@ func TestPlanCommandRefusal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "verdict: fits") {
 		t.Errorf("repair applied: exit %d\n%s%s", code, out, errs)
 	}
-	// A rule, not memory: one line on stderr, exit 1. Without -d the plan
+	// A rule, not memory: a bad request, one line on stderr, exit 2 (as
+	// render exits for it). Without -d the plan
 	// is the tiny model's, which lands in the user's cache folder.
 	t.Setenv("XDG_CACHE_HOME", e2eCache(t))
 	t.Setenv("HOME", e2eCache(t))
 	code, _, errs = runCmd(t, "plan", "--width", "1344", "--height", "800")
-	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "768x1344") {
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "768x1344") {
 		t.Errorf("bad canvas: exit %d %q", code, errs)
 	}
 }

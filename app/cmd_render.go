@@ -64,8 +64,6 @@ func renderExit(err error) error {
 		return &exitError{ExitRefused, err}
 	case errors.Is(err, engine.ErrCanceled) || errors.Is(err, context.Canceled):
 		return &exitError{ExitCanceled, errors.New(canceledText)}
-	case errors.Is(err, engine.ErrOutOfMemory):
-		return &exitError{ExitFailed, fmt.Errorf("%s (%w)", outOfMemoryText, err)}
 	}
 	return &exitError{ExitFailed, err}
 }

@@ -2,10 +2,12 @@ package app
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"h3studio/engine"
 	"h3studio/engine/plan"
+	"h3studio/media"
 )
 
 // GBText prints bytes in the GB Apple sells and Activity Monitor shows
@@ -87,4 +89,42 @@ func EstimateText(t plan.Estimate) string {
 		s += " (" + src + ")"
 	}
 	return s
+}
+
+// TimecodeText is frame i (counted from 0) of an n-frame clip as video
+// editors print it: HH:MM:SS:FF at the clip's whole frame rate, FF
+// restarting every second, then the frame counted from 1 ("00:00:00:21
+// frame 22/22"). A new user read the old "00:00:21" as 21 seconds. With
+// no clip (n 0) it is the time code alone.
+func TimecodeText(i, n int, fps float64) string {
+	f := int(math.Round(fps))
+	if f <= 0 {
+		f = media.FPS
+	}
+	s := i / f
+	code := fmt.Sprintf("%02d:%02d:%02d:%02d", s/3600, s/60%60, s%60, i%f)
+	if n <= 0 {
+		return code
+	}
+	return fmt.Sprintf("%s  frame %d/%d", code, i+1, n)
+}
+
+// NoAudioDeviceText follows the time code when a clip's sound cannot play
+// on this machine, so silence is not taken for a silent clip.
+const NoAudioDeviceText = "no audio device"
+
+// LoopText names the in and out points (frames counted from 0) by the
+// frame numbers TimecodeText shows.
+func LoopText(in, out int) string { return fmt.Sprintf("in %d · out %d", in+1, out+1) }
+
+// ShuttleText is the J/K/L speed as editors show it: "2×" forward, "−2×"
+// in reverse (a minus sign, not a hyphen), nothing when paused.
+func ShuttleText(speed int) string {
+	switch {
+	case speed == 0:
+		return ""
+	case speed < 0:
+		return fmt.Sprintf("−%d×", -speed)
+	}
+	return fmt.Sprintf("%d×", speed)
 }

@@ -56,3 +56,36 @@ func TestStatsText(t *testing.T) {
 		t.Errorf("with peak: %q, want %q", got, want)
 	}
 }
+
+func TestTimecodeText(t *testing.T) {
+	for _, c := range []struct {
+		i, n int
+		fps  float64
+		want string
+	}{
+		{0, 22, 24, "00:00:00:00  frame 1/22"},
+		{21, 22, 24, "00:00:00:21  frame 22/22"},
+		{24, 48, 24, "00:00:01:00  frame 25/48"},
+		{47, 48, 24, "00:00:01:23  frame 48/48"},
+		{24*61 + 5, 2000, 24, "00:01:01:05  frame 1470/2000"},
+		{24*3600 + 24*62 + 3, 100000, 24, "01:01:02:03  frame 87892/100000"},
+		{30, 60, 29.97, "00:00:01:00  frame 31/60"},
+		{25, 30, 0, "00:00:01:01  frame 26/30"},
+		{0, 0, 24, "00:00:00:00"},
+	} {
+		if got := TimecodeText(c.i, c.n, c.fps); got != c.want {
+			t.Errorf("TimecodeText(%d, %d, %v) = %q, want %q", c.i, c.n, c.fps, got, c.want)
+		}
+	}
+}
+
+func TestLoopAndShuttleText(t *testing.T) {
+	if got, want := LoopText(10, 30), "in 11 · out 31"; got != want {
+		t.Errorf("LoopText = %q, want %q", got, want)
+	}
+	for speed, want := range map[int]string{0: "", 1: "1×", 8: "8×", -1: "−1×", -4: "−4×"} {
+		if got := ShuttleText(speed); got != want {
+			t.Errorf("ShuttleText(%d) = %q, want %q", speed, got, want)
+		}
+	}
+}

@@ -31,8 +31,17 @@ var probes = struct {
 }{m: map[probeKey]media.Info{}}
 
 // Probe is media.Probe through a cache keyed by (path, size, mtime).
-// Failures are not cached, so a file that was being written probes again.
+// Failures are not cached, so a file that was being written probes again;
+// each is a *FileError, which Advice words for people.
 func Probe(ctx context.Context, path string) (media.Info, error) {
+	info, err := probe(ctx, path)
+	if err != nil {
+		return info, &FileError{path, err}
+	}
+	return info, nil
+}
+
+func probe(ctx context.Context, path string) (media.Info, error) {
 	configureMedia()
 	st, err := os.Stat(path)
 	if err != nil {

@@ -73,8 +73,11 @@ func ApplyPreset(r Request) (Request, error) {
 		if r.Reuse == 0 && r.CoreReuse == 0 {
 			r.Reuse = p.Reuse
 		}
-		if p.RenderScale > 0 && r.RenderWidth == 0 && r.Width > 0 && r.Height > 0 {
-			c := layout.Canvas{Width: r.Width, Height: r.Height}
+		// A canvas the model refuses has no same-aspect smaller canvas
+		// (500x300 would give 166x100); the planner reports the canvas
+		// itself, as it does without a preset.
+		c := layout.Canvas{Width: r.Width, Height: r.Height}
+		if p.RenderScale > 0 && r.RenderWidth == 0 && c.ValidateModel() == nil {
 			rc := layout.ScaleCanvas(c, p.RenderScale*p.RenderScale)
 			r.RenderWidth, r.RenderHeight = rc.Width, rc.Height
 		}
@@ -225,7 +228,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 		return nil, err
 	}
 	if job.Engine == nil {
-		return nil, &RequestError{fmt.Errorf("model %s is a profile, which plans but cannot render; give a snapshot folder with -d, or leave -d out for the tiny model", req.Model)}
+		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is a weights profile, which plans but cannot render; choose a downloaded MiniMax-H3 folder, or none for the tiny model", req.Model), Flag: "-d"}}
 	}
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
@@ -277,15 +280,15 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 // names a folder, before any work is done.
 func checkOutput(out string) error {
 	if out == "" {
-		return errors.New("no output file; give one with -o FILE.mp4")
+		return &FlagError{Msg: "no output file was given", Flag: "-o FILE.mp4"}
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return fmt.Errorf("output %s is a folder; give a file name ending in .mp4", out)
+		return &FlagError{Msg: fmt.Sprintf("the output %s is a folder; give a file name ending in .mp4", out), Flag: "-o"}
 	}
 	dir := filepath.Dir(out)
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return fmt.Errorf("output folder %s does not exist; create it or choose another -o", dir)
+		return &FlagError{Msg: fmt.Sprintf("the output folder %s does not exist; create it or choose another", dir), Flag: "-o"}
 	}
 	return nil
 }
@@ -324,7 +327,7 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 		}
 		dir = d
 	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, &RequestError{fmt.Errorf("model %s is not a folder; give a snapshot folder with -d, or leave -d out for the tiny model", model)}
+		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is not a folder; choose a downloaded MiniMax-H3 folder, or none for the tiny model", model), Flag: "-d"}}
 	}
 	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
 	if err != nil {
@@ -378,23 +381,33 @@ func (MediaReader) Image(ctx context.Context, path string, w, h int, fit engine.
 	}
 	f, err := media.LoadImage(path, w, h, pol)
 	if err != nil {
-		return engine.Pixels{}, err
+		// A file can change between the plan that checked it and the
+		// render; its failure is still about the user's file.
+		return engine.Pixels{}, &FileError{path, err}
 	}
 	return engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix}, nil
 }
 
 func (MediaReader) Video(ctx context.Context, path string, w, h, maxFrames int, fn func(int, engine.Pixels) error) (int, error) {
 	configureMedia()
-	return media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
+	var fnErr error // the engine's own failure, which is not about the file
+	n, err := media.DecodeVideo(ctx, path, media.VideoOptions{Width: w, Height: h, Policy: media.Stretch, MaxFrames: maxFrames},
 		func(i int, f media.Frame) error {
-			return fn(i, engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix})
+			fnErr = fn(i, engine.Pixels{Width: f.Width, Height: f.Height, RGB: f.Pix})
+			return fnErr
 		})
+	if err != nil && fnErr == nil && ctx.Err() == nil {
+		return n, &FileError{path, err}
+	}
+	return n, err
 }
 
 func (MediaReader) Audio(ctx context.Context, path string, maxSeconds float64) (engine.Audio, error) {
 	configureMedia()
 	pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: time.Duration(maxSeconds * float64(time.Second))})
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
+		return engine.Audio{}, &FileError{path, err}
+	} else if err != nil {
 		return engine.Audio{}, err
 	}
 	if pcm.Rate != media.SampleRate || pcm.Channels != media.Channels {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 )
 
@@ -79,6 +80,7 @@ const (
 // WithDefaults returns a copy with zero fields filled in; the caller's
 // request is never changed.
 func (r Request) WithDefaults() Request {
+	r.Prompt = CleanPrompt(r.Prompt)
 	if r.Width == 0 && r.Height == 0 {
 		r.Width, r.Height = DefaultWidth, DefaultHeight
 	}
@@ -107,56 +109,94 @@ func (r Request) RequestedFrames() int {
 }
 
 // Validate reports every problem with the request's own fields at once
-// (model limits are checked by the planner).
+// (model limits beyond the length are checked by the planner). Each is a
+// *FlagError: the setting in words for the window, its flag for the
+// terminal.
 func (r Request) Validate() error {
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	bad := func(flag, format string, a ...any) {
+		errs = append(errs, &FlagError{Msg: fmt.Sprintf(format, a...), Flag: flag})
+	}
 	if r.Frames != 0 && r.Seconds != 0 {
-		bad("--frames and --seconds are mutually exclusive; give one")
+		bad("--frames, --seconds", "give the length in frames or in seconds, not both")
 	}
-	if r.Frames < 0 || r.Seconds < 0 {
-		bad("the length must be positive")
+	if r.Frames < 0 {
+		bad("--frames", "the length must be positive, not %d frames", r.Frames)
 	}
-	if r.Width <= 0 || r.Height <= 0 {
-		bad("--width and --height must be positive")
+	if r.Seconds < 0 {
+		bad("--seconds", "the length must be positive, not %g s", r.Seconds)
+	}
+	if f := r.RequestedFrames(); f > 0 && !lengthOK(f) {
+		lo, hi := float64(layout.MinFrames)/layout.FPS, float64(layout.MaxFrames)/layout.FPS
+		if r.Seconds > 0 {
+			bad("--seconds", "a length of %g s is outside what the model makes, %.1f to %.0f s", r.Seconds, lo, hi)
+		} else {
+			bad("--frames", "a length of %d frames is outside what the model makes, %d to %d frames (%.1f to %.0f s)",
+				f, layout.MinFrames, layout.MaxFrames, lo, hi)
+		}
+	}
+	if r.Width < 0 || r.Width == 0 && r.Height != 0 {
+		bad("--width", "the width must be positive, not %d", r.Width)
+	}
+	if r.Height < 0 || r.Height == 0 && r.Width != 0 {
+		bad("--height", "the height must be positive, not %d", r.Height)
 	}
 	if (r.RenderWidth == 0) != (r.RenderHeight == 0) {
-		bad("--render-width and --render-height must be set together")
+		bad("--render-width, --render-height", "set the render width and height together")
 	}
 	if r.Reuse > 0 && r.CoreReuse > 0 {
-		bad("--reuse and --core-reuse are mutually exclusive")
+		bad("--reuse, --core-reuse", "velocity reuse and core reuse cannot be combined; choose one")
 	}
 	if r.Steps < 0 || r.Steps > 1000 {
-		bad("--steps %d is outside 1..1000", r.Steps)
+		bad("--steps", "the step count %d is outside 1..1000", r.Steps)
 	}
 	if r.Layers < 0 || r.Layers > 50 {
-		bad("--layers %d is outside 1..50", r.Layers)
+		bad("--layers", "the layer count %d is outside 1..50", r.Layers)
+	}
+	if r.Seed < 0 {
+		// The official pipeline takes seeds 0..2^63-1.
+		bad("--seed", "the seed must be 0 or more, not %d", r.Seed)
 	}
 	if (r.FirstFrame != "" || r.LastFrame != "") && len(r.References) > 0 {
-		bad("first/last frames and references cannot be mixed; use one or the other")
+		bad("--first-frame, --last-frame, --ref-*", "first and last frames and references cannot be mixed; use one or the other")
 	}
-	for i, ref := range r.References {
-		switch ref.Kind {
-		case RefImage, RefVideo, RefVideoAudio, RefAudio:
-		default:
-			bad("reference %d (%s) has unknown kind %q", i+1, ref.Path, ref.Kind)
-		}
-		if ref.Path == "" {
-			bad("reference %d has no path", i+1)
-		}
-		if ref.AudioPath != "" && ref.Kind != RefVideoAudio {
-			bad("reference %d (%s): only a video+audio reference takes a soundtrack file", i+1, ref.Path)
-		}
-	}
+	errs = append(errs, r.validateRefs()...)
 	switch r.RefImageSize {
 	case "", "match", "max", "official", "diffusers":
 	default:
-		bad("--ref-image-size %q: want match, max or official", r.RefImageSize)
+		bad("--ref-image-size", "reference picture sizing %q is not match, max or official", r.RefImageSize)
 	}
 	switch r.RefClipSize {
 	case "", "official", "source":
 	default:
-		bad("--ref-clip-size %q: want official or source", r.RefClipSize)
+		bad("--ref-clip-size", "reference clip sizing %q is not official or source", r.RefClipSize)
 	}
 	return errors.Join(errs...)
+}
+
+// lengthOK reports whether a requested frame count aligns into the
+// model's range (the planner's own check, made here so the refusal can
+// name the flag that set it).
+func lengthOK(requested int) bool {
+	f := layout.AlignFrames(requested)
+	return f >= layout.MinFrames && f <= layout.MaxFrames
+}
+
+// validateRefs reports the references' own problems.
+func (r Request) validateRefs() []error {
+	var errs []error
+	for i, ref := range r.References {
+		switch ref.Kind {
+		case RefImage, RefVideo, RefVideoAudio, RefAudio:
+		default:
+			errs = append(errs, fmt.Errorf("reference %d (%s) has unknown kind %q", i+1, ref.Path, ref.Kind))
+		}
+		if ref.Path == "" {
+			errs = append(errs, fmt.Errorf("reference %d has no file", i+1))
+		}
+		if ref.AudioPath != "" && ref.Kind != RefVideoAudio {
+			errs = append(errs, fmt.Errorf("reference %d (%s): only a clip with sound takes a soundtrack file", i+1, ref.Path))
+		}
+	}
+	return errs
 }

@@ -120,11 +120,25 @@ func parseRequestFlags(fs *flag.FlagSet, r *Request, args []string) error {
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q (quote the prompt: -p \"...\")", fs.Arg(0))}
 	}
+	// Zero means "the default" in a Request; given on the command line it
+	// is a number the model cannot take, refused rather than replaced.
+	for _, f := range []struct {
+		name, what string
+		zero       bool
+	}{{"frames", "the length must be positive, not 0 frames", r.Frames == 0},
+		{"seconds", "the length must be positive, not 0 s", r.Seconds == 0},
+		{"steps", "the step count must be at least 1", r.Steps == 0},
+		{"width", "the width must be positive, not 0", r.Width == 0},
+		{"height", "the height must be positive, not 0", r.Height == 0}} {
+		if f.zero && flagSet(fs, f.name) {
+			return &UsageError{Msg: TerminalAdvice(&FlagError{Msg: f.what, Flag: "--" + f.name})}
+		}
+	}
 	if r.Preset != "" && !flagSet(fs, "steps") {
 		r.Steps = 0 // the preset's step count, unless --steps was given
 	}
 	if err := r.Validate(); err != nil {
-		return &UsageError{Msg: oneLine(err.Error())}
+		return &UsageError{Msg: oneLine(TerminalAdvice(err))}
 	}
 	return nil
 }

@@ -123,7 +123,7 @@ func (t *Tools) DecodeAudio(ctx context.Context, path string, opt AudioOptions) 
 	}
 	pcm := PCM{Rate: rate, Channels: Channels, Samples: float32sLE(out.Bytes())}
 	if pcm.Frames() == 0 {
-		return PCM{}, fmt.Errorf("media: decode audio %s: no audio could be decoded", path)
+		return PCM{}, mark(ErrDamaged, fmt.Errorf("media: decode audio %s: no audio could be decoded", path))
 	}
 	pcm.Samples = pcm.Samples[:pcm.Frames()*Channels]
 	return to32k(pcm)

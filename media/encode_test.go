@@ -100,6 +100,14 @@ func TestMP4RoundTrip(t *testing.T) {
 		t.Errorf("moov at %d, mdat at %d: not faststart", m, d)
 	}
 
+	checkStreams(t, dst, n)
+	checkRoundTrip(t, tools, dst, frames, audio)
+}
+
+// checkStreams probes the MP4's two streams: codecs, rates, frame count and
+// A/V sync within a frame.
+func checkStreams(t *testing.T, dst string, n int) {
+	t.Helper()
 	c := ffprobeCounted(t, dst)
 	if len(c.Streams) != 2 {
 		t.Fatalf("streams %+v, want video and audio", c.Streams)
@@ -125,9 +133,15 @@ func TestMP4RoundTrip(t *testing.T) {
 	}
 	t.Logf("video start %.4f dur %.4f; audio start %.4f dur %.4f", vStart, vDur, aStart, aDur)
 
+}
+
+// checkRoundTrip decodes the MP4 with our own decoders: every frame's PSNR
+// against what was encoded, and the soundtrack aligned to the sample.
+func checkRoundTrip(t *testing.T, tools *Tools, dst string, frames []Frame, audio PCM) {
+	t.Helper()
 	// Pixels back through our own decoder.
 	var worst float64 = 99
-	_, err = tools.DecodeVideo(testCtx(t), dst, VideoOptions{Width: w, Height: h}, func(i int, f Frame) error {
+	_, err := tools.DecodeVideo(testCtx(t), dst, VideoOptions{Width: frames[0].Width, Height: frames[0].Height}, func(i int, f Frame) error {
 		worst = math.Min(worst, psnr(frames[i].Pix, f.Pix))
 		return nil
 	})

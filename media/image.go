@@ -95,9 +95,9 @@ func DecodeImage(path string) (image.Image, error) {
 	format := sniffImage(head)
 	if format == "" {
 		if name := otherStill(head); name != "" {
-			return nil, fmt.Errorf("media: read image %s: %s images are not supported; convert it to %s", path, name, acceptedStills)
+			return nil, mark(ErrUnsupportedStill, fmt.Errorf("media: read image %s: %s images are not supported; convert it to %s", path, name, acceptedStills))
 		}
-		return nil, fmt.Errorf("media: read image %s: not a %s image", path, acceptedStills)
+		return nil, mark(ErrNotMedia, fmt.Errorf("media: read image %s: not a %s image", path, acceptedStills))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -119,7 +119,7 @@ func DecodeImage(path string) (image.Image, error) {
 	}
 	img, _, err := image.Decode(f)
 	if err != nil {
-		return nil, fmt.Errorf("media: read image %s: damaged %s data: %w", path, format, err)
+		return nil, mark(ErrDamaged, fmt.Errorf("media: read image %s: damaged %s data: %w", path, format, err))
 	}
 	return orient.apply(img), nil
 }

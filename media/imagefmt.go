@@ -104,10 +104,10 @@ var stillExts = map[string]bool{
 // name says picture while its bytes say otherwise (a text file named .png).
 func refuseStillLookalike(path string, head []byte) error {
 	if name := otherStill(head); name != "" {
-		return fmt.Errorf("media: %s: %s images are not supported; convert it to %s", path, name, acceptedStills)
+		return mark(ErrUnsupportedStill, fmt.Errorf("media: %s: %s images are not supported; convert it to %s", path, name, acceptedStills))
 	}
 	if ext := strings.ToLower(filepath.Ext(path)); stillExts[ext] {
-		return fmt.Errorf("media: %s: named %s but its content is not a %s image; re-export it", path, ext, acceptedStills)
+		return mark(ErrNotMedia, fmt.Errorf("media: %s: named %s but its content is not a %s image; re-export it", path, ext, acceptedStills))
 	}
 	return nil
 }
@@ -116,18 +116,18 @@ func refuseStillLookalike(path string, head []byte) error {
 func stillConfig(path string, r io.Reader) (image.Config, error) {
 	cfg, _, err := image.DecodeConfig(r)
 	if err != nil {
-		return cfg, fmt.Errorf("media: read image %s: damaged or truncated header: %w", path, err)
+		return cfg, mark(ErrDamaged, fmt.Errorf("media: read image %s: damaged or truncated header: %w", path, err))
 	}
 	return cfg, checkStillSize(path, cfg.Width, cfg.Height)
 }
 
 func checkStillSize(path string, w, h int) error {
 	if w <= 0 || h <= 0 {
-		return fmt.Errorf("media: read image %s: header says %dx%d pixels", path, w, h)
+		return mark(ErrDamaged, fmt.Errorf("media: read image %s: header says %dx%d pixels", path, w, h))
 	}
 	if w > MaxImageSide || h > MaxImageSide || int64(w)*int64(h) > MaxImagePixels {
-		return fmt.Errorf("media: read image %s: %dx%d pixels is over the %d-pixel side / %d MP limit; downscale it first",
-			path, w, h, MaxImageSide, MaxImagePixels/1_000_000)
+		return mark(ErrTooLarge, fmt.Errorf("media: read image %s: %dx%d pixels is over the %d-pixel side / %d MP limit; downscale it first",
+			path, w, h, MaxImageSide, MaxImagePixels/1_000_000))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -50,7 +51,7 @@ func checkInput(op, path string) error {
 	case !st.Mode().IsRegular():
 		return fmt.Errorf("media: %s %s: not a regular file", op, path)
 	case st.Size() == 0:
-		return fmt.Errorf("media: %s %s: file is empty (0 bytes)", op, path)
+		return mark(ErrEmpty, fmt.Errorf("media: %s %s: file is empty (0 bytes)", op, path))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -58,3 +59,23 @@ func checkInput(op, path string) error {
 	}
 	return f.Close()
 }
+
+// Problems with a user's file that callers act on (app words each for
+// people). Errors carry them through mark, keeping their own text for logs.
+var (
+	ErrEmpty            = errors.New("media: the file is empty")
+	ErrDamaged          = errors.New("media: the file is damaged or cut short")
+	ErrNotMedia         = errors.New("media: not a picture, video or sound file media can read")
+	ErrUnsupportedStill = errors.New("media: a still format media does not decode")
+	ErrTooLarge         = errors.New("media: the picture is over the size limit")
+)
+
+// problem is err marked with one of the problems above; its text stays
+// err's, so logs read as before.
+type problem struct{ kind, err error }
+
+func (p problem) Error() string        { return p.err.Error() }
+func (p problem) Unwrap() error        { return p.err }
+func (p problem) Is(target error) bool { return target == p.kind }
+
+func mark(kind, err error) error { return problem{kind, err} }

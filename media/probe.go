@@ -81,7 +81,7 @@ func (t *Tools) Probe(ctx context.Context, path string) (Info, error) {
 		if ctx.Err() != nil || errors.Is(err, ErrTimeout) {
 			return Info{}, fmt.Errorf("media: probe %s: %w", path, err)
 		}
-		return Info{}, fmt.Errorf("media: probe %s: not a video or audio file FFmpeg can read (%v)", path, err)
+		return Info{}, mark(ErrNotMedia, fmt.Errorf("media: probe %s: not a video or audio file FFmpeg can read (%v)", path, err))
 	}
 	return parseProbe(path, out)
 }
@@ -143,7 +143,7 @@ func parseProbe(path string, out []byte) (Info, error) {
 	case audio != nil:
 		info.Kind = KindAudio
 	default:
-		return Info{}, fmt.Errorf("media: probe %s: no video or audio stream in this %s file", path, firstName(p.Format.FormatName))
+		return Info{}, mark(ErrNotMedia, fmt.Errorf("media: probe %s: no video or audio stream in this %s file", path, firstName(p.Format.FormatName)))
 	}
 	if audio != nil {
 		info.AudioChannels = audio.Channels

@@ -160,11 +160,11 @@ func (r *VideoReader) Next(dst *Frame) error {
 	case werr != nil:
 		r.err = fmt.Errorf("media: decode video %s: %w", r.info.Path, werr)
 	case errors.Is(err, io.EOF) && r.frames == 0:
-		r.err = fmt.Errorf("media: decode video %s: no frame could be decoded", r.info.Path)
+		r.err = mark(ErrDamaged, fmt.Errorf("media: decode video %s: no frame could be decoded", r.info.Path))
 	case errors.Is(err, io.EOF):
 		r.err = io.EOF
 	default:
-		r.err = fmt.Errorf("media: decode video %s: frame %d cut short at %d of %d bytes", r.info.Path, r.frames, got, n)
+		r.err = mark(ErrDamaged, fmt.Errorf("media: decode video %s: frame %d cut short at %d of %d bytes", r.info.Path, r.frames, got, n))
 	}
 	return r.err
 }

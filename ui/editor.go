@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,7 @@ const (
 
 // editor holds the request fields other than the references.
 type editor struct {
-	prompt   *widget.Entry
+	prompt   *promptEntry
 	template *widget.Button
 	width    *widget.Entry
 	height   *widget.Entry
@@ -36,7 +37,7 @@ type editor struct {
 	unit     *widget.Select
 	aligned  *widget.Label
 	seed     *widget.Entry
-	dice     *widget.Button
+	dice     *tipButton
 	preset   *widget.Select
 	steps    *widget.Entry
 	layers   *widget.Entry
@@ -52,17 +53,14 @@ func presetTitle(name string) string {
 	return strings.ToUpper(name[:1]) + name[1:]
 }
 
-func newEditor(changed func()) *editor {
+func newEditor(changed func(), tips *tipLayer) *editor {
 	e := &editor{}
-	e.prompt = widget.NewMultiLineEntry()
+	e.prompt = newPromptEntry()
 	e.prompt.SetPlaceHolder("Describe the clip: what happens, how it is filmed, what it sounds like")
-	e.prompt.Wrapping = fyne.TextWrapWord
 	e.prompt.SetMinRowsVisible(4)
 	e.template = widget.NewButtonWithIcon("Template", theme.DocumentCreateIcon(), func() {
-		if strings.TrimSpace(e.prompt.Text) == "" {
-			e.prompt.SetText(promptTemplate)
-		} else {
-			e.prompt.SetText(e.prompt.Text + "\n" + promptTemplate)
+		if p := withTemplate(e.prompt.Text); p != e.prompt.Text {
+			e.prompt.SetText(p)
 		}
 	})
 	e.width, e.height = widget.NewEntry(), widget.NewEntry()
@@ -75,7 +73,7 @@ func newEditor(changed func()) *editor {
 	e.aligned = widget.NewLabel("")
 	e.seed = widget.NewEntry()
 	e.seed.SetText("42")
-	e.dice = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() {
+	e.dice = newTipButton(theme.ViewRefreshIcon(), "New random seed", tips, func() {
 		e.seed.SetText(strconv.FormatInt(rand.Int64N(1<<31), 10))
 	})
 	var names []string
@@ -92,7 +90,7 @@ func newEditor(changed func()) *editor {
 		widget.NewForm(widget.NewFormItem("Steps", e.steps), widget.NewFormItem("Layers", e.layers), widget.NewFormItem("Reuse", e.reuse))))
 
 	// Handlers go on last so setting the defaults above plans nothing.
-	for _, en := range []*widget.Entry{e.prompt, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse} {
+	for _, en := range []*widget.Entry{&e.prompt.Entry, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse} {
 		en.OnChanged = func(string) { changed() }
 	}
 	e.unit.OnChanged = func(string) { changed() }
@@ -115,6 +113,27 @@ func (e *editor) view() fyne.CanvasObject {
 	)
 	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Prompt", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.template)
 	return container.NewVBox(head, e.prompt, form, e.advanced)
+}
+
+// withTemplate is the prompt with the template's headings it lacks added
+// at the end: pressed twice, or over a filled-in block, it adds nothing,
+// since a repeated heading is only read twice by the model.
+func withTemplate(p string) string {
+	if strings.TrimSpace(p) == "" {
+		return promptTemplate
+	}
+	lines := strings.Split(p, "\n")
+	var missing []string
+	for _, t := range strings.Split(promptTemplate, "\n") {
+		head := strings.TrimSpace(t)
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), head) }) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return p
+	}
+	return p + "\n" + strings.Join(missing, "\n")
 }
 
 // fill sets the fields of r into the editor (restoring a past request).

@@ -2,17 +2,20 @@ package ui
 
 import (
 	"image"
+	"image/color"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
-// hoverThumbWidth is the width of the frame shown above the scrub bar
-// where the pointer hovers (editors' "scrub thumbnails").
-const hoverThumbWidth = 160
+// hoverThumbWidth and hoverThumbHeight bound the frame shown beside the
+// scrub bar while the pointer hovers over it (editors' "scrub
+// thumbnails"): 16:9, and as tall as the two-line time code beside it so
+// the bar grows by little. Drawn over the picture, a larger one read as a
+// ghost frame in the viewer.
+const hoverThumbWidth, hoverThumbHeight = 96, 54
 
 // scrubHover lies over the slider and only listens for the pointer: taps
 // and drags still reach the slider beneath, as Fyne delivers each kind of
@@ -28,8 +31,10 @@ func newScrubHover(t *Timeline) *scrubHover {
 	return h
 }
 
+// CreateRenderer draws nothing; a transparent fill rather than nil, which
+// Fyne's software painter (tests, screenshots) cannot draw.
 func (h *scrubHover) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(canvas.NewRectangle(nil))
+	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
 }
 
 // MouseIn is part of desktop.Hoverable.
@@ -37,7 +42,7 @@ func (h *scrubHover) MouseIn(ev *desktop.MouseEvent) { h.MouseMoved(ev) }
 
 // MouseMoved shows the frame under the pointer.
 func (h *scrubHover) MouseMoved(ev *desktop.MouseEvent) {
-	h.t.hoverAt(h.frameAt(ev.Position.X), ev.Position.X)
+	h.t.hoverAt(h.frameAt(ev.Position.X))
 }
 
 // MouseOut hides the thumbnail.
@@ -47,8 +52,7 @@ func (h *scrubHover) MouseOut() { h.t.hideHover() }
 // geometry (its track is inset by the handle's radius plus inner padding).
 func (h *scrubHover) frameAt(x float32) int {
 	s := h.t.slider
-	th := s.Theme()
-	pad := (th.Size(theme.SizeNameInlineIcon)-4)/2 + th.Size(theme.SizeNameInnerPadding) - 1.5
+	pad := trackInset(s)
 	w := h.Size().Width - 2*pad
 	if w <= 0 || h.t.store == nil {
 		return 0
@@ -57,8 +61,8 @@ func (h *scrubHover) frameAt(x float32) int {
 	return int(r*float32(s.Max-s.Min) + float32(s.Min) + 0.5)
 }
 
-// hoverAt shows frame i in the thumbnail above x.
-func (t *Timeline) hoverAt(i int, x float32) {
+// hoverAt shows frame i in the thumbnail beside the slider.
+func (t *Timeline) hoverAt(i int) {
 	if t.store == nil || t.store.Len() == 0 {
 		return
 	}
@@ -74,12 +78,7 @@ func (t *Timeline) hoverAt(i int, x float32) {
 		return
 	}
 	t.hoverIndex = i
-	fw, fh := t.store.Size()
-	size := fyne.NewSize(hoverThumbWidth, float32(hoverThumbWidth*fh)/float32(max(fw, 1)))
 	t.hoverImg.Image = img
-	t.hoverImg.Resize(size)
-	area := t.overlay.Size()
-	t.hoverImg.Move(fyne.NewPos(min(max(x-size.Width/2, 0), max(area.Width-size.Width, 0)), max(area.Height-size.Height, 0)))
 	t.hoverImg.Show()
 	t.hoverImg.Refresh()
 }

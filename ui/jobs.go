@@ -19,8 +19,15 @@ import (
 // Render queues the request as edited. The button is disabled, with the
 // reason shown, while the plan does not fit.
 func (s *Studio) Render() {
-	if !s.fits || s.planned != s.edits {
+	if s.planned != s.edits || s.loading > 0 {
+		// The plan of the latest edit is not in yet: render when it is
+		// (applyPlan), rather than drop the click.
+		s.renderWhenPlanned = true
+		s.reason.SetText(app.RenderWaitsText)
 		return
+	}
+	if !s.fits {
+		return // the reason on show says why
 	}
 	req, err := s.Request()
 	if err != nil {
@@ -34,11 +41,29 @@ func (s *Studio) Render() {
 	s.showQueue()
 }
 
-// CancelRunning cancels the job being rendered.
+// CancelRunning cancels the job being rendered. The render stops at its
+// next step or frame, seconds later on a slow phase, so the window says
+// "Canceling…" at once and takes the button away.
 func (s *Studio) CancelRunning() {
-	if s.running != "" {
-		s.queue.Cancel(s.running)
+	if s.running == "" {
+		return
 	}
+	s.canceling = s.running
+	s.cancelBtn.Disable()
+	s.phase.SetText(app.CancelingText)
+	s.eta.SetText("")
+	s.queue.Cancel(s.running)
+}
+
+// clearRefs removes every reference as one step Undo brings back.
+func (s *Studio) clearRefs() {
+	s.batch(func() {
+		s.images.clear()
+		s.videos.clear()
+		s.audio.clear()
+		s.first.set(nil)
+		s.last.set(nil)
+	})
 }
 
 // observe receives the queue's events on its worker goroutine and hands
@@ -57,7 +82,7 @@ func (s *Studio) observe(ev app.JobEvent) {
 }
 
 func (s *Studio) showProgress(id string, e app.Event) {
-	if id != s.running {
+	if id != s.running || id == s.canceling {
 		return
 	}
 	if e.Total > 0 {
@@ -78,7 +103,7 @@ func (s *Studio) showProgress(id string, e app.Event) {
 }
 
 func (s *Studio) showPhase(id string, e app.Event) {
-	if id != s.running {
+	if id != s.running || id == s.canceling {
 		return
 	}
 	switch e.Kind {
@@ -105,6 +130,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus) {
 	case app.StatusDone, app.StatusFailed, app.StatusCanceled:
 		if s.running == id {
 			s.running = ""
+			s.canceling = ""
 			s.cancelBtn.Disable()
 			s.eta.SetText("")
 			s.phase.SetText(map[app.JobStatus]string{app.StatusDone: "Done", app.StatusFailed: "Failed", app.StatusCanceled: "Canceled"}[st])
@@ -233,20 +259,20 @@ func (s *Studio) jobButtons(j app.JobInfo) []fyne.CanvasObject {
 		return nil
 	}
 	id := j.ID
-	buttons := []fyne.CanvasObject{widget.NewButtonWithIcon("", theme.CancelIcon(), func() { s.queue.Cancel(id) })}
+	buttons := []fyne.CanvasObject{newTipButton(theme.CancelIcon(), "Cancel this render", s.tips, func() { s.queue.Cancel(id) })}
 	if j.Status != app.StatusQueued {
 		return buttons
 	}
 	req := j.Request
 	// Editing a queued job takes it out of the queue and puts its
 	// settings in the editor; Render queues it again.
-	edit := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), func() {
+	edit := newTipButton(theme.DocumentCreateIcon(), "Edit: take it out of the queue into the editor", s.tips, func() {
 		s.queue.Cancel(id)
 		s.Restore(req)
 	})
 	return append(buttons, edit,
-		widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { s.moveJob(id, -1) }),
-		widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { s.moveJob(id, 1) }))
+		newTipButton(theme.MoveUpIcon(), "Render sooner", s.tips, func() { s.moveJob(id, -1) }),
+		newTipButton(theme.MoveDownIcon(), "Render later", s.tips, func() { s.moveJob(id, 1) }))
 }
 
 // moveJob reorders a queued job; the view follows the queue.
@@ -294,7 +320,7 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 		buttons := []fyne.CanvasObject{reuse}
 		if e.Status == app.StatusDone && e.Output != "" {
 			out := e.Output
-			buttons = append(buttons, widget.NewButtonWithIcon("", theme.MediaPlayIcon(), func() { s.openClip(out) }))
+			buttons = append(buttons, newTipButton(theme.MediaPlayIcon(), "Play on the timeline", s.tips, func() { s.openClip(out) }))
 		}
 		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), l))
 	}
@@ -312,6 +338,10 @@ func (s *Studio) Restore(req app.Request) { s.restore(req, "Settings restored fr
 
 // restore fills the editor and the references from req and says so.
 func (s *Studio) restore(req app.Request, notice string) {
+	s.batch(func() { s.restoreFields(req, notice) })
+}
+
+func (s *Studio) restoreFields(req app.Request, notice string) {
 	s.ed.fill(req)
 	s.images.clear()
 	s.videos.clear()

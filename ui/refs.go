@@ -38,6 +38,7 @@ type refList struct {
 	header *widget.Label
 	// changed is called after every edit, on the UI goroutine.
 	changed func()
+	tips    *tipLayer // the row buttons' tooltips (the studio's)
 }
 
 func newRefList(title, label string, changed func()) *refList {
@@ -100,9 +101,9 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	name := widget.NewLabelWithStyle(l.labelOf(i), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	detail := widget.NewLabel(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
 	detail.Truncation = fyne.TextTruncateEllipsis
-	up := widget.NewButtonWithIcon("", theme.MoveUpIcon(), func() { l.move(i, -1) })
-	down := widget.NewButtonWithIcon("", theme.MoveDownIcon(), func() { l.move(i, 1) })
-	del := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { l.remove(i) })
+	up := newTipButton(theme.MoveUpIcon(), "Move up", l.tips, func() { l.move(i, -1) })
+	down := newTipButton(theme.MoveDownIcon(), "Move down", l.tips, func() { l.move(i, 1) })
+	del := newTipButton(theme.DeleteIcon(), "Remove (Undo brings it back)", l.tips, func() { l.remove(i) })
 	up.Importance, down.Importance, del.Importance = widget.LowImportance, widget.LowImportance, widget.LowImportance
 	if i == 0 {
 		up.Disable()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -89,6 +89,7 @@ type Studio struct {
 	// Scrolls whose content changes height; refreshing one re-lays its
 	// content (a VBox does not tell its parents that it grew).
 	leftScroll, planScroll, queueScroll, histScroll *container.Scroll
+	edScroll                                        *container.Scroll
 	queueBox                                        *fyne.Container
 	histBox                                         *fyne.Container
 
@@ -108,8 +109,13 @@ type Studio struct {
 	// restoreDlg is the open offer to restore a dropped clip's settings.
 	restoreDlg *dialog.ConfirmDialog
 	settings   *settingsForm
-	getModel   *getModel // the download dialog last opened
-	memoryGB   float64   // the budget override; 0 is this Mac's
+	getModel   *getModel   // the download dialog last opened
+	tips       *tipLayer   // the icon buttons' tooltips
+	hist       editHistory // Undo and Redo of prompt and reference edits
+	// canceling is the job a Cancel click is stopping: its progress no
+	// longer replaces "Canceling…".
+	canceling string
+	memoryGB  float64 // the budget override; 0 is this Mac's
 
 	// bg tracks background work so Close can wait for it: nothing may
 	// reach the executor after the window is gone.
@@ -151,12 +157,14 @@ func NewStudio(a fyne.App, cfg Config) *Studio {
 	s.build()
 	s.queue = app.NewQueue(cfg.History, cfg.Render, s.observe)
 	s.win.SetOnDropped(s.OnDropped)
-	s.win.SetContent(s.layout())
+	s.win.SetContent(s.tips.over(s.layout()))
 	s.win.SetMainMenu(s.menu())
 	s.addShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
 	s.loadPrefs()
 	s.edited()
+	// What the window opened with is where Undo stops.
+	s.hist = editHistory{cur: s.state()}
 	s.refreshHistory()
 	return s
 }
@@ -180,16 +188,23 @@ func (s *Studio) Close() {
 }
 
 func (s *Studio) build() {
+	s.tips = newTipLayer()
 	s.images = newRefList("Pictures", "Picture", s.edited)
 	s.videos = newRefList("Videos", "Video", s.edited)
 	s.audio = newRefList("Audio", "Audio", s.edited)
-	s.first = newAnchorWell("First frame", s.edited)
-	s.last = newAnchorWell("Last frame", s.edited)
+	for _, l := range []*refList{s.images, s.videos, s.audio} {
+		l.tips = s.tips
+	}
+	s.first = newAnchorWell("First frame", s.edited, s.tips)
+	s.last = newAnchorWell("Last frame", s.edited, s.tips)
 	s.mode = widget.NewRadioGroup([]string{modeRefs, modeAnchs}, func(string) { s.showMode(); s.edited() })
 	s.mode.Horizontal = true
 	s.mode.Required = true
 	s.mode.Selected = modeRefs
-	s.ed = newEditor(s.edited)
+	s.ed = newEditor(s.edited, s.tips)
+	s.ed.prompt.undo, s.ed.prompt.redo = s.Undo, s.Redo
+	tmpl := s.ed.template.OnTapped
+	s.ed.template.OnTapped = func() { s.batch(tmpl) }
 	s.plan = newPlanPanel()
 	s.notice = widget.NewLabel("Drop pictures, videos or audio anywhere on the window.")
 	s.notice.Wrapping = fyne.TextWrapWord
@@ -205,7 +220,7 @@ func (s *Studio) build() {
 	s.eta = widget.NewLabel("")
 	s.preview = canvas.NewImageFromImage(nil)
 	s.preview.FillMode = canvas.ImageFillContain
-	s.preview.SetMinSize(fyne.NewSize(320, 180))
+	s.preview.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight)) // the same picture as the timeline's
 	s.timeline = NewTimeline(s.cfg.Exec.Do)
 	s.queueBox = container.NewVBox()
 	s.histBox = container.NewVBox()
@@ -214,30 +229,21 @@ func (s *Studio) build() {
 
 func (s *Studio) layout() fyne.CanvasObject {
 	add := widget.NewButtonWithIcon("Add…", theme.ContentAddIcon(), s.AddFiles)
-	settings := widget.NewButtonWithIcon("", theme.SettingsIcon(), s.ShowSettings)
-	clear := widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() {
-		s.images.clear()
-		s.videos.clear()
-		s.audio.clear()
-		s.first.set(nil)
-		s.last.set(nil)
-	})
+	settings := newTipButton(theme.SettingsIcon(), "Settings", s.tips, s.ShowSettings)
+	clear := widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), s.clearRefs)
 	s.refsView = container.NewVBox(s.images.box, s.videos.box, s.audio.box)
 	s.flView = container.NewVBox(s.first.view(), s.last.view())
 	s.showMode()
 	s.leftScroll = container.NewVScroll(container.NewVBox(s.refsView, s.flView))
 	left := container.NewBorder(
 		container.NewVBox(widget.NewLabelWithStyle("Inputs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), s.mode),
-		container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(add, clear), settings), s.notice), nil, nil,
+		container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(add, clear), settings), noticeBox(s.notice)), nil, nil,
 		s.leftScroll)
 
-	controls := container.NewVBox(
-		container.NewHBox(s.renderBtn, s.cancelBtn), s.reason,
-		container.NewBorder(nil, nil, s.phase, s.eta, s.progress))
 	s.stage = container.NewAppTabs(
 		container.NewTabItem("Preview", s.preview),
 		container.NewTabItem("Timeline", container.NewBorder(nil, s.clipActions(), nil, nil, s.timeline)))
-	center := container.NewBorder(container.NewVBox(s.ed.view(), controls), nil, nil, nil, s.stage)
+	center := s.centerColumn()
 
 	s.planScroll = container.NewVScroll(s.plan.view())
 	s.queueScroll = container.NewVScroll(s.queueBox)
@@ -307,6 +313,7 @@ func (s *Studio) edited() {
 	}
 	s.edits++
 	seq := s.edits
+	s.record()
 	relayout(s.leftScroll)
 	s.ed.updateAligned()
 	req, err := s.Request()
@@ -346,7 +353,10 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 		s.reason.SetText("")
 	}
 	relayout(s.planScroll)
-	if s.renderWhenPlanned {
+	// A click that waited for this plan renders now, or the reason just
+	// shown says why not; references still being read are part of the
+	// request, so the click waits for them too.
+	if s.renderWhenPlanned && s.loading == 0 {
 		s.renderWhenPlanned = false
 		if s.fits {
 			defer s.Render()
@@ -364,34 +374,6 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 func relayout(sc *container.Scroll) {
 	if sc != nil {
 		sc.Refresh()
-	}
-}
-
-func (s *Studio) menu() *fyne.MainMenu {
-	add := fyne.NewMenuItem("Add Reference…", s.AddFiles)
-	add.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
-	render := fyne.NewMenuItem("Render", s.Render)
-	render.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
-	cancel := fyne.NewMenuItem("Cancel Render", s.CancelRunning)
-	cancel.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
-	tmpl := fyne.NewMenuItem("Insert Prompt Template", s.ed.template.OnTapped)
-	settings := fyne.NewMenuItem("Settings…", s.ShowSettings)
-	settings.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
-	return fyne.NewMainMenu(
-		fyne.NewMenu("File", add, fyne.NewMenuItemSeparator(), settings),
-		fyne.NewMenu("Edit", tmpl),
-		fyne.NewMenu("Render", render, cancel),
-	)
-}
-
-func (s *Studio) addShortcuts() {
-	for _, it := range []struct {
-		key fyne.KeyName
-		fn  func()
-	}{{fyne.KeyO, s.AddFiles}, {fyne.KeyR, s.Render}, {fyne.KeyPeriod, s.CancelRunning}} {
-		fn := it.fn
-		s.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: it.key, Modifier: fyne.KeyModifierShortcutDefault},
-			func(fyne.Shortcut) { fn() })
 	}
 }
 
@@ -432,11 +414,16 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 		}
 		s.cfg.Exec.Do(func() {
 			s.loading--
-			for _, it := range items {
-				if k, ok := app.RefKind(it.Info, kinds[it.Path]); ok {
-					it.Kind = k
+			s.batch(func() {
+				for _, it := range items {
+					if k, ok := app.RefKind(it.Info, kinds[it.Path]); ok {
+						it.Kind = k
+					}
+					s.route(it)
 				}
-				s.route(it)
+			})
+			if len(items) == 0 && s.renderWhenPlanned {
+				s.edited() // nothing was added to re-plan for: a waiting click needs this plan
 			}
 			if len(errs) > 0 {
 				s.notice.SetText(app.Advice(errors.Join(errs...)))
@@ -474,17 +461,18 @@ type anchorWell struct {
 	img     *canvas.Image
 	label   *widget.Label
 	changed func()
+	tips    *tipLayer
 }
 
-func newAnchorWell(title string, changed func()) *anchorWell {
-	w := &anchorWell{title: title, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none")}
+func newAnchorWell(title string, changed func(), tips *tipLayer) *anchorWell {
+	w := &anchorWell{title: title, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none"), tips: tips}
 	w.img.FillMode = canvas.ImageFillContain
 	w.img.SetMinSize(fyne.NewSize(160, 100))
 	return w
 }
 
 func (w *anchorWell) view() fyne.CanvasObject {
-	clear := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { w.set(nil) })
+	clear := newTipButton(theme.DeleteIcon(), "Remove the "+strings.ToLower(w.title), w.tips, func() { w.set(nil) })
 	clear.Importance = widget.LowImportance
 	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle(w.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), clear, w.label)
 	return container.NewVBox(head, w.img)

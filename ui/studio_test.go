@@ -22,6 +22,8 @@ func buttons(o fyne.CanvasObject) []*widget.Button {
 	switch v := o.(type) {
 	case *widget.Button:
 		out = append(out, v)
+	case *tipButton:
+		out = append(out, &v.Button)
 	case *fyne.Container:
 		for _, c := range v.Objects {
 			out = append(out, buttons(c)...)
@@ -89,8 +91,14 @@ func TestDropReorderLabelsAndPlan(t *testing.T) {
 		test.AssertRendersToImage(t, "references.png", h.s.Window().Canvas())
 	})
 
-	// A second, larger picture becomes Picture 2; moving it up swaps the
-	// labels, the request order and the plan's canvases.
+	checkReorder(t, h, still, clip, voice)
+	checkPanelIsCorePlan(t, h, still)
+}
+
+// checkReorder: a second, larger picture becomes Picture 2; moving it up
+// swaps the labels, the request order and the plan's canvases.
+func checkReorder(t *testing.T, h *harness, still, clip, voice string) {
+	t.Helper()
 	wide := filepath.Join(t.TempDir(), "wide.png")
 	copyPNG(t, still, wide, 1200, 400)
 	h.drop(wide)
@@ -123,7 +131,12 @@ func TestDropReorderLabelsAndPlan(t *testing.T) {
 			t.Errorf("the plan did not follow the reorder: %q", before)
 		}
 	})
-	// The panel shows exactly the core's plan of the same request.
+}
+
+// checkPanelIsCorePlan: the panel shows exactly the core's plan of the
+// same request, and deleting Picture 1 renumbers the other.
+func checkPanelIsCorePlan(t *testing.T, h *harness, still string) {
+	t.Helper()
 	var req app.Request
 	h.run(func() { req, _ = h.s.Request() })
 	p, err := h.s.cfg.Plan(t.Context(), req)

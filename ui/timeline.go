@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,12 +16,22 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"h3studio/app"
 	"h3studio/media"
 )
 
 // maxShuttle is the fastest J/L shuttle speed, as in video editors
 // (1, 2, 4, 8x).
 const maxShuttle = 8
+
+// viewerMinWidth and viewerMinHeight are the smallest picture the viewer
+// shows (studio.go may size the Preview tab and its editor/viewer split
+// with them): 16:9, near H3's 1344x768 landscape canvas, at 243 px tall,
+// a third taller than the 180 px a new user found too small. 432 px fits
+// the middle column of a 1024-px-wide window (about 0.45 of it), and 243
+// px plus the transport bar leaves a 700-px-tall window about 360 px for
+// the editor above.
+const viewerMinWidth, viewerMinHeight = 432, 243
 
 // Timeline is the viewer of a finished clip: a picture over the media frame
 // store, a frame-accurate scrub slider and a time code. It takes keyboard
@@ -33,15 +44,19 @@ type Timeline struct {
 	store  *media.FrameStore
 	img    *canvas.Image
 	slider *widget.Slider
-	code   *widget.Label
-	play   *widget.Button
-	index  int
-	shift  bool
-	sharp  bool
-	// hoverImg is the frame under the pointer over the scrub bar, drawn
-	// on overlay (above the picture); hoverIndex is its frame or -1.
+	// code is the time code (line 1) and the loop and audio note (line
+	// 2), in codeCell's fixed size; shuttle is the J/K/L speed.
+	code     *widget.Label
+	codeCell *fixedLayout
+	shuttle  *widget.Label
+	marks    *loopMarks
+	play     *widget.Button
+	index    int
+	shift    bool
+	sharp    bool
+	// hoverImg is the frame under the pointer over the scrub bar, in its
+	// own cell beside the slider; hoverIndex is its frame or -1.
 	hoverImg   *canvas.Image
-	overlay    *fyne.Container
 	hoverIndex int
 	// in and out bound the loop (I and O keys); -1 when unset.
 	in, out int
@@ -77,25 +92,30 @@ func NewTimeline(do func(func())) *Timeline {
 	t.img = canvas.NewImageFromImage(nil)
 	t.img.FillMode = canvas.ImageFillContain
 	t.img.ScaleMode = canvas.ImageScaleFastest
-	t.img.SetMinSize(fyne.NewSize(320, 180))
+	t.img.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight))
 	t.slider = widget.NewSlider(0, 1)
 	t.slider.Step = 1
 	t.slider.OnChanged = func(v float64) { t.Seek(int(v + 0.5)) }
-	t.code = widget.NewLabel(timecode(0, 0, media.FPS))
+	t.code = widget.NewLabel(app.TimecodeText(0, 0, media.FPS) + "\n")
+	// The cell, not the text, sets the width; a second line longer than
+	// the time code (loop and audio note together) ends in an ellipsis.
+	t.code.Truncation = fyne.TextTruncateEllipsis
+	t.codeCell = &fixedLayout{}
+	t.sizeCodeCell(0, media.FPS)
+	t.shuttle = widget.NewLabel("")
+	t.marks = newLoopMarks(t)
 	t.play = widget.NewButtonWithIcon("", theme.MediaPlayIcon(), t.TogglePlay)
 	t.hoverImg = canvas.NewImageFromImage(nil)
-	t.hoverImg.FillMode = canvas.ImageFillStretch
+	t.hoverImg.FillMode = canvas.ImageFillContain
 	t.hoverImg.Hide()
 	t.hoverIndex = -1
-	t.overlay = container.NewWithoutLayout(t.hoverImg)
 	t.ExtendBaseWidget(t)
 	return t
 }
 
 // CreateRenderer lays out the picture over a transport bar.
 func (t *Timeline) CreateRenderer() fyne.WidgetRenderer {
-	bar := container.NewBorder(nil, nil, t.play, t.code, container.NewStack(t.slider, newScrubHover(t)))
-	return widget.NewSimpleRenderer(container.NewBorder(nil, bar, nil, nil, container.NewStack(t.img, t.overlay)))
+	return widget.NewSimpleRenderer(container.NewBorder(nil, t.transportBar(), nil, nil, t.img))
 }
 
 // Load shows a clip's frames, from the first.
@@ -108,8 +128,12 @@ func (t *Timeline) Load(s *media.FrameStore) {
 	t.proxy = nil
 	t.in, t.out = -1, -1
 	t.slider.Max = float64(max(s.Len()-1, 1))
+	t.sizeCodeCell(s.Len(), s.FPS())
 	t.index = -1
 	t.Seek(0)
+	t.marks.Refresh()
+	// A clip longer than the template widened the time-code cell.
+	t.Refresh()
 }
 
 // Store is the clip being viewed (nil before Load).
@@ -131,7 +155,7 @@ func (t *Timeline) SetSound(s *Sound) {
 	t.sound.stop()
 	t.sound, t.note = s, ""
 	if s.DeviceErr() != nil {
-		t.note = "no audio device"
+		t.note = app.NoAudioDeviceText
 	}
 	if t.store != nil {
 		t.replay()
@@ -172,16 +196,18 @@ func (t *Timeline) seek(i int) bool {
 	return true
 }
 
-// showCode shows the time code and the loop, when one is set.
+// showCode shows the time code, and under it the audio note and the
+// loop when there are; the note comes first, as the loop is also drawn on
+// the bar.
 func (t *Timeline) showCode() {
-	s := timecode(t.index, t.store.Len(), t.store.FPS())
-	if lo, hi, ok := t.loop(); ok {
-		s += fmt.Sprintf("  loop %d-%d", lo+1, hi+1)
-	}
+	var more []string
 	if t.note != "" {
-		s += "  " + t.note
+		more = append(more, t.note)
 	}
-	t.code.SetText(s)
+	if lo, hi, ok := t.loop(); ok {
+		more = append(more, app.LoopText(lo, hi))
+	}
+	t.code.SetText(app.TimecodeText(t.index, t.store.Len(), t.store.FPS()) + "\n" + strings.Join(more, "  "))
 }
 
 // loop is the in/out range when both are set in order.
@@ -197,8 +223,9 @@ func (t *Timeline) SetOut() { t.out = t.index; t.replay() }
 func (t *Timeline) ClearLoop() { t.in, t.out = -1, -1; t.replay() }
 
 // replay restarts playback so a changed loop takes effect, and refreshes
-// the time code.
+// the time code and the marks.
 func (t *Timeline) replay() {
+	t.marks.Refresh()
 	if t.store == nil {
 		return
 	}
@@ -327,16 +354,6 @@ func (t *Timeline) frame(i int) (image.Image, error) {
 	return f, nil
 }
 
-// timecode is "MM:SS:FF  frame/total" at fps.
-func timecode(i, n int, fps float64) string {
-	f := int(fps + 0.5)
-	if f <= 0 {
-		f = media.FPS
-	}
-	s := i / f
-	return fmt.Sprintf("%02d:%02d:%02d  %d/%d", s/60, s%60, i%f, i+1, n)
-}
-
 // TogglePlay is Space: play forward at normal speed, or pause.
 func (t *Timeline) TogglePlay() {
 	if t.speed != 0 {
@@ -371,6 +388,7 @@ func (t *Timeline) setSpeed(s int) {
 	}
 	t.speed = s
 	t.seq++
+	t.shuttle.SetText(app.ShuttleText(s))
 	// Sound plays at 1x forward only; other speeds are muted, as in editors.
 	t.sound.stop()
 	t.head = nil

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"h3studio/app"
 	"h3studio/media"
 )
 
@@ -67,12 +68,12 @@ func newTimelineWindow(t testing.TB, ui *serial) (*Timeline, fyne.Window) {
 	return tl, w
 }
 
-// Scrubbing shows exactly the frame asked for, read back from its pixels;
-// the keys work once the viewer has focus, and not while the user types.
-func TestTimelineFrameAccurateAndKeys(t *testing.T) {
+// Scrubbing shows exactly the frame asked for, read back from its pixels,
+// with its time code.
+func TestTimelineFrameAccurate(t *testing.T) {
 	ui := newSerial(t)
 	st := numberedClip(t, 48, 320, 240)
-	tl, w := newTimelineWindow(t, ui)
+	tl, _ := newTimelineWindow(t, ui)
 	ui.DoAndWait(func() {
 		tl.Load(st)
 		for _, i := range []int{17, 0, 47, 30, 17} {
@@ -80,10 +81,22 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			if got := frameNumber(tl.Image()); tl.Index() != i || got != i {
 				t.Errorf("slider %d: index %d, picture shows frame %d", i, tl.Index(), got)
 			}
-			if want := timecode(i, 48, 24); tl.code.Text != want {
+			if want := app.TimecodeText(i, 48, 24); !strings.HasPrefix(tl.code.Text, want) {
 				t.Errorf("time code %q, want %q", tl.code.Text, want)
 			}
 		}
+	})
+}
+
+// The keys work once the viewer has focus: arrows, Shift+arrow (one
+// second), Home/End and the J/K/L shuttle.
+func TestTimelineKeys(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		tl.Seek(17)
 		test.Tap(tl)
 		if w.Canvas().Focused() != tl {
 			t.Fatal("tapping the viewer does not focus it")
@@ -115,30 +128,27 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			}
 		}
 	})
-	// Space plays forward in real time and stops at the last frame.
+}
+
+// Space plays forward in real time and stops at the last frame; I and O
+// mark a loop, and playback inside it wraps instead of stopping.
+func TestTimelinePlaybackAndLoop(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
 	ui.DoAndWait(func() {
+		tl.Load(st)
+		test.Tap(tl)
 		tl.Seek(40)
 		w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var idx, speed int
-		ui.DoAndWait(func() { idx, speed = tl.Index(), tl.Speed() })
-		if idx == 47 && speed == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("playback from 40 at frame %d, speed %d after 5 s", idx, speed)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// I and O mark a loop; playback inside it wraps instead of stopping.
+	waitEnd(t, ui, tl, 47, nil)
 	ui.DoAndWait(func() {
 		tl.Seek(10)
 		w.Canvas().Focused().TypedRune('i')
 		tl.Seek(14)
 		w.Canvas().Focused().TypedRune('o')
-		if lo, hi, ok := tl.loop(); !ok || lo != 10 || hi != 14 || !strings.HasSuffix(tl.code.Text, "loop 11-15") {
+		if lo, hi, ok := tl.loop(); !ok || lo != 10 || hi != 14 || !strings.Contains(tl.code.Text, app.LoopText(10, 14)) {
 			t.Errorf("loop %d-%d %v, time code %q", lo, hi, ok, tl.code.Text)
 		}
 		tl.Seek(12)
@@ -160,18 +170,18 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 	if !seen[10] || !seen[14] {
 		t.Errorf("0.8 s of looped playback (%d frames at 24 fps) should wrap through 10..14: saw %v", 19, seen)
 	}
-	// Hovering over the scrub bar shows the frame under the pointer without
-	// moving the playhead.
+}
+
+// Hovering over the scrub bar shows the frame under the pointer without
+// moving the playhead; typing into another widget does not move it either.
+func TestTimelineHoverAndTyping(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
 	ui.DoAndWait(func() {
-		var hover *scrubHover
-		for _, o := range test.LaidOutObjects(tl) {
-			if hv, ok := o.(*scrubHover); ok {
-				hover = hv
-			}
-		}
-		if hover == nil {
-			t.Fatal("no hover strip over the slider")
-		}
+		tl.Load(st)
+		tl.Seek(5)
+		hover := hoverStrip(t, w)
 		at := tl.Index()
 		for _, i := range []int{0, 23, 47} {
 			// Aim at the slider's own position for frame i.
@@ -191,7 +201,6 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			t.Errorf("after hovering: thumbnail visible %v, playhead %d (was %d)", tl.hoverImg.Visible(), tl.Index(), at)
 		}
 	})
-	// Typing into another widget does not move the playhead.
 	ui.DoAndWait(func() {
 		e := widgetEntry()
 		w.SetContent(containerOf(tl, e))
@@ -201,6 +210,21 @@ func TestTimelineFrameAccurateAndKeys(t *testing.T) {
 			t.Errorf("typing into an entry: speed %d, entry %q", tl.Speed(), e.Text)
 		}
 	})
+}
+
+// hoverStrip is the pointer strip over the timeline's slider.
+func hoverStrip(t testing.TB, w fyne.Window) *scrubHover {
+	t.Helper()
+	var hover *scrubHover
+	visit(w, func(o fyne.CanvasObject, _ box) {
+		if hv, ok := o.(*scrubHover); ok {
+			hover = hv
+		}
+	})
+	if hover == nil {
+		t.Fatal("no hover strip over the slider")
+	}
+	return hover
 }
 
 // BenchmarkScrub measures a scrub at H3's largest canvas (768x1344): from
@@ -304,3 +328,254 @@ func sliderX(tl *Timeline, i int) float32 {
 func widgetEntry() *widget.Entry { return widget.NewEntry() }
 
 func containerOf(objs ...fyne.CanvasObject) fyne.CanvasObject { return container.NewVBox(objs...) }
+
+// box is an object's rectangle in canvas coordinates, the ones
+// test.MoveMouse takes.
+type box struct{ x0, y0, x1, y1 float32 }
+
+// boxOf is o's box; the test driver's absolute positions are inside its
+// simulated inset, which is added back.
+func boxOf(o fyne.CanvasObject) box {
+	c := fyne.CurrentApp().Driver().CanvasForObject(o)
+	inset, _ := c.InteractiveArea()
+	p := fyne.CurrentApp().Driver().AbsolutePositionForObject(o).Add(inset)
+	return box{p.X, p.Y, p.X + o.Size().Width, p.Y + o.Size().Height}
+}
+
+func (a box) overlaps(b box) bool { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 }
+
+// relayoutWindow lays the window out again, as a real window does after a
+// widget's minimum size changes.
+func relayoutWindow(w fyne.Window) {
+	s := w.Canvas().Size()
+	w.Resize(s.AddWidthHeight(1, 0))
+	w.Resize(s)
+}
+
+// visit calls f for every object the window shows, with its box. It walks
+// the widgets' live renderers: test.LaidOutObjects builds new ones, whose
+// objects are not on the canvas.
+func visit(w fyne.Window, f func(fyne.CanvasObject, box)) {
+	var walk func(o fyne.CanvasObject, at fyne.Position)
+	walk = func(o fyne.CanvasObject, at fyne.Position) {
+		if !o.Visible() {
+			return
+		}
+		p := at.Add(o.Position())
+		f(o, box{p.X, p.Y, p.X + o.Size().Width, p.Y + o.Size().Height})
+		var kids []fyne.CanvasObject
+		switch c := o.(type) {
+		case *fyne.Container:
+			kids = c.Objects
+		case fyne.Widget:
+			kids = test.WidgetRenderer(c).Objects()
+		}
+		for _, k := range kids {
+			walk(k, p)
+		}
+	}
+	walk(w.Content(), fyne.Position{})
+}
+
+// labelTexts are the texts of the labels the window shows.
+func labelTexts(w fyne.Window) []string {
+	var out []string
+	visit(w, func(o fyne.CanvasObject, _ box) {
+		if l, ok := o.(*widget.Label); ok {
+			out = append(out, l.Text)
+		}
+	})
+	return out
+}
+
+// The time code reads HH:MM:SS:FF at the clip's 24 fps, so frame 22 of a
+// 0.92 s clip is 21 frames into second 0, never "21 seconds"; the frame
+// number follows it.
+func TestTimelineTimecodeHHMMSSFF(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, _ := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		for _, c := range []struct {
+			i          int
+			code, more string
+		}{{0, "00:00:00:00", "frame 1/48"}, {21, "00:00:00:21", "frame 22/48"}, {47, "00:00:01:23", "frame 48/48"}} {
+			tl.Seek(c.i)
+			if !strings.HasPrefix(tl.code.Text, c.code) || !strings.Contains(tl.code.Text, c.more) {
+				t.Errorf("frame index %d: time code %q, want %q then %q", c.i, tl.code.Text, c.code, c.more)
+			}
+		}
+	})
+}
+
+// The in and out points are drawn on the bar: a tick at each, at the
+// slider's own position for that frame, and the range between them.
+func TestTimelineInOutMarks(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		test.Tap(tl)
+		tl.Seek(10)
+		xIn := boxOf(tl.slider).x0 + sliderX(tl, 10)
+		w.Canvas().Focused().TypedRune('i')
+		tl.Seek(30)
+		xOut := boxOf(tl.slider).x0 + sliderX(tl, 30)
+		w.Canvas().Focused().TypedRune('o')
+		bar := boxOf(tl.slider)
+		var tickIn, tickOut, span bool
+		visit(w, func(o fyne.CanvasObject, b box) {
+			r, ok := o.(*canvas.Rectangle)
+			if !ok || r.FillColor == nil || b.y0 < bar.y0 || b.y1 > bar.y1 {
+				return
+			}
+			mid := (b.x0 + b.x1) / 2
+			near := func(a, b float32) bool { return a-b < 1.5 && b-a < 1.5 }
+			thin := b.x1-b.x0 <= 4
+			tickIn = tickIn || thin && near(mid, xIn)
+			tickOut = tickOut || thin && near(mid, xOut)
+			span = span || near(b.x0, xIn) && near(b.x1, xOut)
+		})
+		if !tickIn || !tickOut || !span {
+			t.Errorf("in at x=%.1f, out at x=%.1f: in tick %v, out tick %v, range %v", xIn, xOut, tickIn, tickOut, span)
+		}
+		// Escape clears the loop and its marks.
+		w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+		visit(w, func(o fyne.CanvasObject, b box) {
+			if r, ok := o.(*canvas.Rectangle); ok && r.FillColor != nil && b.x1-b.x0 <= 4 && b.y0 >= bar.y0 && b.y1 <= bar.y1 {
+				t.Errorf("after Escape a mark is still drawn at x=%.1f", (b.x0+b.x1)/2)
+			}
+		})
+	})
+}
+
+// J/K/L show the shuttle speed beside the play button, and pausing clears it.
+func TestTimelineShuttleReadout(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		test.Tap(tl)
+		tl.Seek(24)
+		for _, c := range []struct {
+			r    rune
+			want string
+		}{{'l', "1×"}, {'l', "2×"}, {'l', "4×"}, {'k', ""}, {'j', "−1×"}, {'j', "−2×"}} {
+			w.Canvas().Focused().TypedRune(c.r)
+			texts := labelTexts(w)
+			found := c.want == ""
+			for _, s := range texts {
+				if c.want != "" && s == c.want {
+					found = true
+				}
+				if c.want == "" && strings.HasSuffix(s, "×") {
+					found = false
+				}
+			}
+			if !found {
+				t.Errorf("after %c (speed %d): labels %q, want %q", c.r, tl.Speed(), texts, c.want)
+			}
+		}
+		tl.Pause()
+	})
+}
+
+// The hover thumbnail sits beside the slider, in the transport bar, and
+// never over the picture.
+func TestTimelineHoverBesideSlider(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		bar := boxOf(tl.slider)
+		test.MoveMouse(w.Canvas(), fyne.NewPos((bar.x0+bar.x1)/2, (bar.y0+bar.y1)/2))
+		if !tl.hoverImg.Visible() || tl.hoverIndex < 0 {
+			t.Fatal("hovering the middle of the bar shows no thumbnail")
+		}
+		thumb, pic := boxOf(tl.hoverImg), boxOf(tl.img)
+		if thumb.overlaps(pic) {
+			t.Errorf("thumbnail %v covers the picture %v", thumb, pic)
+		}
+		if thumb.overlaps(bar) || thumb.y1 <= bar.y0 || thumb.y0 >= bar.y1 {
+			t.Errorf("thumbnail %v is not beside the slider %v", thumb, bar)
+		}
+		test.MoveMouse(w.Canvas(), fyne.NewPos(pic.x0+10, pic.y0+10))
+		if tl.hoverImg.Visible() {
+			t.Error("the thumbnail stays after the pointer leaves the bar")
+		}
+	})
+}
+
+// The slider keeps its width whatever the label says (frame number, loop,
+// audio note) and while a thumbnail shows: nothing in the bar moves.
+func TestTimelineBarFixedWidth(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		relayoutWindow(w)
+		want, min := tl.slider.Size().Width, tl.MinSize()
+		check := func(what string) {
+			relayoutWindow(w)
+			if got := tl.slider.Size().Width; got != want || tl.MinSize() != min {
+				t.Errorf("%s: slider %.0f px wide (was %.0f), timeline min %v (was %v); label %q", what, got, want, tl.MinSize(), min, tl.code.Text)
+			}
+		}
+		tl.Seek(47)
+		check("last frame")
+		tl.Seek(10)
+		tl.SetIn()
+		tl.Seek(30)
+		tl.SetOut()
+		check("loop set")
+		tl.note = "no audio device"
+		tl.showCode()
+		check("audio note")
+		bar := boxOf(tl.slider)
+		test.MoveMouse(w.Canvas(), fyne.NewPos((bar.x0+bar.x1)/2, (bar.y0+bar.y1)/2))
+		check("hovering")
+	})
+}
+
+// The viewer's picture is at least 16:9 at 240 px tall, even with the
+// timeline at its minimum size.
+func TestTimelineViewerSize(t *testing.T) {
+	ui := newSerial(t)
+	st := numberedClip(t, 48, 320, 240)
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		w.SetPadded(false)
+		w.Resize(tl.MinSize())
+		if s := tl.img.Size(); s.Height < 240 || s.Width < 240*16/9 {
+			t.Errorf("at the timeline's minimum size %v the picture is %v", tl.MinSize(), s)
+		}
+	})
+}
+
+// A clip longer than the cell's three-digit template widens the cell on
+// Load, so its last frame number is shown whole, not cut to an ellipsis.
+func TestTimelineLongClipCode(t *testing.T) {
+	ui := newSerial(t)
+	st := media.NewFrameStore(16, 16, media.FPS)
+	for i := 0; i < 1200; i++ {
+		if err := st.Append(media.NewFrame(16, 16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl, w := newTimelineWindow(t, ui)
+	ui.DoAndWait(func() {
+		tl.Load(st)
+		tl.Seek(1199)
+		relayoutWindow(w)
+		line := strings.SplitN(tl.code.Text, "\n", 2)[0]
+		if need := widget.NewLabel(line).MinSize().Width; tl.code.Size().Width < need {
+			t.Errorf("time code %q needs %.0f px, its cell is %.0f", line, need, tl.code.Size().Width)
+		}
+	})
+}

@@ -11,6 +11,7 @@ package layout
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 const (
@@ -60,9 +61,19 @@ func (c Canvas) ValidateModel() error {
 	case c.Width%CanvasMultiple != 0 || c.Height%CanvasMultiple != 0:
 		return limitf("canvas %s: width and height must be multiples of %d (try %s)", c, CanvasMultiple, RoundCanvas(c))
 	case c.Pixels() > MaxCanvasPixels:
-		return limitf("canvas %s has %d pixels, over the model's cap of 768x1344 = %d (try %s)", c, c.Pixels(), MaxCanvasPixels, AdaptCanvas(c))
+		return limitf("canvas %s has %s pixels, over the model's cap of 768x1344 = %s (try %s)", c, Grouped(c.Pixels()), Grouped(MaxCanvasPixels), AdaptCanvas(c))
 	}
 	return nil
+}
+
+// Grouped prints n with thousands separators, for the limits people read:
+// a pixel or token count of seven digits is unreadable without them.
+func Grouped(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // RoundCanvas rounds each side up to a multiple of 32 (vpipe's rule).

@@ -338,6 +338,9 @@ func (f *fitter) report(mc Machine) *Plan {
 	if p.References == nil {
 		p.References = []RefPlan{}
 	}
+	if w := longPromptWarning(l.Qwen.PromptTokens(), p.DiTRows); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	if s.req.PromptEstimated {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the prompt's %d tokens are estimated without the tokenizer", s.req.PromptTokens))
 	}

@@ -20,6 +20,7 @@ type Dims struct {
 	LatentCh, AudioCh                                  int
 	QHidden, QInter, QHeads, QKVHeads, QHeadDim        int // Qwen language model
 	QLayersUsed, QLayers, QVocab                       int
+	QPositions                                         int // Qwen's context (max_position_embeddings; 0: unknown)
 	VHidden, VMLP, VLayers, VDeepstack                 int // Qwen vision tower
 	VAEEncParams, VAEDecParams, AudioVAEParams         int64
 	DecDim, DecMLP, DecBlocks                          int // video VAE decoder (ViT3D)
@@ -37,7 +38,7 @@ func DimsOf(a *arch.Model) Dims {
 		TextDim: c.TextDim, TimeIn: c.TimestepDim, TimeHidden: c.TimeHidden, TimeEmbed: c.TimeDim,
 		LatentCh: c.LatentChannels, AudioCh: c.AudioChannels,
 		QHidden: q.Hidden, QInter: q.Intermediate, QHeads: q.Heads, QKVHeads: q.KVHeads, QHeadDim: q.HeadDim,
-		QLayersUsed: min(arch.QwenLayersUsed, q.Layers), QLayers: q.Layers, QVocab: q.Vocab,
+		QLayersUsed: min(arch.QwenLayersUsed, q.Layers), QLayers: q.Layers, QVocab: q.Vocab, QPositions: q.MaxPositions,
 		VHidden: v.Hidden, VMLP: v.Intermediate, VLayers: v.Depth, VDeepstack: len(v.Deepstack),
 		VAEEncParams: vae.EncoderParams(), VAEDecParams: vae.DecoderParams(), AudioVAEParams: a.AudioVAE.Params(),
 		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers,

@@ -205,6 +205,31 @@ type eval struct {
 	seq    int
 }
 
+// checkPrompt refuses a prompt longer than the text encoder's context. The
+// official pipeline passes the prompt to Qwen verbatim and never truncates
+// it (SGLang's minimax_h3 presentation and request validation), so the
+// context is the only limit; past it Qwen has no positions for the text.
+// Reference tokens are left to the fitter, which can pool them.
+func checkPrompt(r Request, m Model) error {
+	if q := m.Dims.QPositions; q > 0 && r.PromptTokens > q {
+		return &layout.LimitError{Msg: fmt.Sprintf("the prompt is %s tokens, over the text encoder's context of %s; shorten the prompt",
+			layout.Grouped(r.PromptTokens), layout.Grouped(q))}
+	}
+	return nil
+}
+
+// longPromptWarning says, before anything loads, that the prompt's text
+// rows outnumber the clip's own video and audio rows: every DiT forward
+// then spends most of its attention on text, which the official pipeline
+// allows (it never truncates) but the user rarely means.
+func longPromptWarning(promptTokens int, rows layout.RowCounts) string {
+	if generated := rows.Video + rows.Audio; promptTokens > generated {
+		return fmt.Sprintf("the prompt is %s tokens, more rows than the clip's own %s; it makes every step slower; shorten the prompt unless it is meant",
+			layout.Grouped(promptTokens), layout.Grouped(generated))
+	}
+	return ""
+}
+
 func newState(r Request) (state, error) {
 	if r.Steps <= 0 {
 		r.Steps = DefaultSteps
@@ -213,6 +238,12 @@ func newState(r Request) (state, error) {
 		r.Reuse = 1
 	}
 	s := state{req: r, output: r.Canvas, knobs: Knobs{TextEncoder: Resident, DiT: Mapped, VAEDecoder: Resident}}
+	// The output is what the user asked for: its rules are checked before
+	// any smaller canvas a speed preset derived from it, so the refusal
+	// names the canvas the user typed, whatever the preset.
+	if err := r.Canvas.ValidateModel(); err != nil {
+		return s, err
+	}
 	model := r.Canvas
 	if r.RenderCanvas != (layout.Canvas{}) {
 		model = r.RenderCanvas
@@ -293,6 +324,9 @@ func (s state) evaluate(m Model, budget int64) (eval, error) {
 // A request that breaks the model's rules is an error; one that cannot be
 // fitted is a plan with verdict "refused" and a Repair.
 func Make(r Request, mc Machine, m Model, opt Options) (*Plan, error) {
+	if err := checkPrompt(r, m); err != nil {
+		return nil, err
+	}
 	s, err := newState(r)
 	if err != nil {
 		return nil, err

@@ -84,6 +84,107 @@ func pool64(x []float64, mh, mw, d, sp int) []float64 {
 	return out
 }
 
+// ropeIndex builds the ids and positions HF's Qwen3-VL rope-index rule
+// gives a sequence: a text token advances all three axes together; a
+// vision block's pads spread over rows and columns from one start, and the
+// next token starts after the block's larger side.
+type ropeIndex struct {
+	cfg  Config
+	tok  *tokenizer.Tokenizer
+	ids  []int32
+	pos  [][3]int
+	next int
+}
+
+func (q *ropeIndex) text(s string) {
+	for _, id := range q.tok.Encode(s) {
+		q.ids = append(q.ids, int32(id))
+		q.pos = append(q.pos, [3]int{q.next, q.next, q.next})
+		q.next++
+	}
+}
+
+// block appends a vision block of gh x gw pad tokens between its delimiters.
+func (q *ropeIndex) block(pad, gh, gw int) {
+	q.ids = append(q.ids, int32(q.cfg.VisionStart))
+	q.pos = append(q.pos, [3]int{q.next, q.next, q.next})
+	q.next++
+	for r := 0; r < gh; r++ {
+		for c := 0; c < gw; c++ {
+			q.ids = append(q.ids, int32(pad))
+			q.pos = append(q.pos, [3]int{q.next, q.next + r, q.next + c})
+		}
+	}
+	q.next += max(gh, gw)
+	q.ids = append(q.ids, int32(q.cfg.VisionEnd))
+	q.pos = append(q.pos, [3]int{q.next, q.next, q.next})
+	q.next++
+}
+
+// checkRealised wants in to hold exactly ids at pos, with every vision
+// token (delimiters and pads) tagged as video and no other.
+func checkRealised(t *testing.T, cfg Config, in Input, ids []int32, pos [][3]int) {
+	t.Helper()
+	if len(in.IDs) != len(ids) {
+		t.Fatalf("realised %d ids, want %d", len(in.IDs), len(ids))
+	}
+	for i := range ids {
+		if in.IDs[i] != ids[i] || in.Positions[i] != pos[i] {
+			t.Fatalf("token %d: id %d pos %v, want id %d pos %v", i, in.IDs[i], in.Positions[i], ids[i], pos[i])
+		}
+		isVision := in.IDs[i] == int32(cfg.VisionStart) || in.IDs[i] == int32(cfg.VisionEnd) ||
+			in.IDs[i] == int32(cfg.ImageToken) || in.IDs[i] == int32(cfg.VideoToken)
+		if (in.Tags[i] == layout.ModalityVideo) != isVision {
+			t.Errorf("token %d (id %d): tag %d", i, in.IDs[i], in.Tags[i])
+		}
+	}
+}
+
+// presentedEmbeds64 is the float64 reference input for TestRealiseAndEncode's
+// presentation: the token embeddings of ids with the image's and the pooled
+// video's merged vision rows spliced over their pads, which pads those are,
+// and the deepstack rows (image, then pooled video). The pooled video
+// averages its two blocks, then 2x2 cells.
+func (r *ref64) presentedEmbeds64(ids []int32, img, vid Item) (emb []float64, visual []bool, deepstack [][]float64) {
+	vc, D := r.cfg.Vision, r.cfg.Text.Hidden
+	m0, d0, _ := r.visionTower64(toF64(patchify(vc, img)), 4, 6)
+	var mv []float64
+	dv := make([][]float64, len(vc.Deepstack))
+	for blk := 0; blk < 2; blk++ {
+		one := vid
+		one.Frames = vid.Frames[blk*2 : blk*2+2]
+		mb, db, _ := r.visionTower64(toF64(patchify(vc, one)), 6, 10)
+		if mv == nil {
+			mv = make([]float64, len(mb))
+			for k := range dv {
+				dv[k] = make([]float64, len(mb))
+			}
+		}
+		for i := range mb {
+			mv[i] += mb[i] / 2
+			for k := range dv {
+				dv[k][i] += db[k][i] / 2
+			}
+		}
+	}
+	mv = pool64(mv, 3, 5, D, 2)
+	emb = r.embed64(ids)
+	for k := range dv {
+		deepstack = append(deepstack, append(append([]float64(nil), d0[k]...), pool64(dv[k], 3, 5, D, 2)...))
+	}
+	vis := append(append([]float64(nil), m0...), mv...)
+	j := 0
+	for s, id := range ids {
+		v := id == int32(r.cfg.ImageToken) || id == int32(r.cfg.VideoToken)
+		visual = append(visual, v)
+		if v {
+			copy(emb[s*D:(s+1)*D], vis[j*D:(j+1)*D])
+			j++
+		}
+	}
+	return emb, visual, deepstack
+}
+
 // TestRealiseAndEncode realises a Ref2VA-style presentation (an image, a
 // temporally and spatially pooled 2-fps video block, labels and a prompt)
 // with the tiny snapshot's tokenizer, encodes it, and checks ids,
@@ -116,50 +217,15 @@ func TestRealiseAndEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Expected ids and positions, from the tokenizer and HF's rope-index rule.
-	var ids []int32
-	var pos [][3]int
-	next := 0
-	text := func(s string) {
-		for _, id := range tok.Encode(s) {
-			ids = append(ids, int32(id))
-			pos = append(pos, [3]int{next, next, next})
-			next++
-		}
-	}
-	block := func(pad, gh, gw int) {
-		ids = append(ids, int32(cfg.VisionStart))
-		pos = append(pos, [3]int{next, next, next})
-		next++
-		for r := 0; r < gh; r++ {
-			for c := 0; c < gw; c++ {
-				ids = append(ids, int32(pad))
-				pos = append(pos, [3]int{next, next + r, next + c})
-			}
-		}
-		next += max(gh, gw)
-		ids = append(ids, int32(cfg.VisionEnd))
-		pos = append(pos, [3]int{next, next, next})
-		next++
-	}
-	text("<Picture 1>: ")
-	block(cfg.ImageToken, 2, 3)
-	text("<Video 1>: ")
-	text("<0.7 seconds>")
-	block(cfg.VideoToken, 2, 3)
-	text(prompt)
-	if len(in.IDs) != len(ids) {
-		t.Fatalf("realised %d ids, want %d", len(in.IDs), len(ids))
-	}
-	for i := range ids {
-		if in.IDs[i] != ids[i] || in.Positions[i] != pos[i] {
-			t.Fatalf("token %d: id %d pos %v, want id %d pos %v", i, in.IDs[i], in.Positions[i], ids[i], pos[i])
-		}
-		isVision := in.IDs[i] == int32(cfg.VisionStart) || in.IDs[i] == int32(cfg.VisionEnd) ||
-			in.IDs[i] == int32(cfg.ImageToken) || in.IDs[i] == int32(cfg.VideoToken)
-		if (in.Tags[i] == layout.ModalityVideo) != isVision {
-			t.Errorf("token %d (id %d): tag %d", i, in.IDs[i], in.Tags[i])
-		}
-	}
+	seq := ropeIndex{cfg: cfg, tok: tok}
+	seq.text("<Picture 1>: ")
+	seq.block(cfg.ImageToken, 2, 3)
+	seq.text("<Video 1>: ")
+	seq.text("<0.7 seconds>")
+	seq.block(cfg.VideoToken, 2, 3)
+	seq.text(prompt)
+	ids, pos := seq.ids, seq.pos
+	checkRealised(t, cfg, in, ids, pos)
 
 	var deep [][]float32
 	m.opts.Tap = func(name string, _ []int, data []float32) {
@@ -172,45 +238,8 @@ func TestRealiseAndEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRef64Source(t, cfg, src, func(name string) string { i, _ := src.Lookup(name); return string(i.DType) })
-	// Reference vision: the pooled video averages its two blocks, then 2x2.
 	D := cfg.Text.Hidden
-	m0, d0, _ := r.visionTower64(toF64(patchify(vc, img)), 4, 6)
-	var mv []float64
-	dv := make([][]float64, len(vc.Deepstack))
-	for blk := 0; blk < 2; blk++ {
-		one := vid
-		one.Frames = vid.Frames[blk*2 : blk*2+2]
-		mb, db, _ := r.visionTower64(toF64(patchify(vc, one)), 6, 10)
-		if mv == nil {
-			mv = make([]float64, len(mb))
-			for k := range dv {
-				dv[k] = make([]float64, len(mb))
-			}
-		}
-		for i := range mb {
-			mv[i] += mb[i] / 2
-			for k := range dv {
-				dv[k][i] += db[k][i] / 2
-			}
-		}
-	}
-	mv = pool64(mv, 3, 5, D, 2)
-	emb := r.embed64(in.IDs)
-	var visual []bool
-	var dsAll [][]float64
-	for k := range dv {
-		dsAll = append(dsAll, append(append([]float64(nil), d0[k]...), pool64(dv[k], 3, 5, D, 2)...))
-	}
-	vis := append(append([]float64(nil), m0...), mv...)
-	j := 0
-	for s, id := range in.IDs {
-		v := id == int32(cfg.ImageToken) || id == int32(cfg.VideoToken)
-		visual = append(visual, v)
-		if v {
-			copy(emb[s*D:(s+1)*D], vis[j*D:(j+1)*D])
-			j++
-		}
-	}
+	emb, visual, dsAll := r.presentedEmbeds64(in.IDs, img, vid)
 	for k := range deep {
 		e := relL2f64(dsAll[k], deep[k])
 		t.Logf("pooled deepstack %d rel L2 %.2e (image %.2e, video %.2e)", k, e, relL2f64(dsAll[k][:6*D], deep[k][:6*D]), relL2f64(dsAll[k][6*D:], deep[k][6*D:]))

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"h3studio/engine/ggml"
 )
@@ -84,7 +85,14 @@ func (b *Builder) Scalar(x float32) *ggml.Tensor {
 	return t
 }
 
+// opCases covers the remaining single ops, grouped by kind. TestCPU seeds
+// each case by its index, so the groups keep the suite's order.
 func opCases() []Case {
+	return slices.Concat(normCases(), gatedCases(), reductionCases(), layoutCases(), resampleCases())
+}
+
+// normCases covers linear, scale and the three normalisations.
+func normCases() []Case {
 	return []Case{
 		{Name: "linear/q8_0", Tol: TolQuant, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, 64, 5)
@@ -109,6 +117,13 @@ func opCases() []Case {
 			x, xv := b.Rand("x", ggml.F32, 2, 6, 5, 64, 3)
 			return b.G.GroupNorm(x, 32, 1e-6), refGroupNorm(mk(xv, 6, 5, 64, 3), 32, 1e-6).v
 		}},
+	}
+}
+
+// gatedCases covers activations that take a second input: SwiGLU's up
+// projection and snake's per-channel alpha.
+func gatedCases() []Case {
+	return []Case{
 		{Name: "swiglu", Tol: 1e-8, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("gate", ggml.F32, 2, 64, 9)
 			y, yv := b.Rand("up", ggml.F32, 1, 64, 9)
@@ -131,6 +146,12 @@ func opCases() []Case {
 			})
 			return b.G.Snake(x, a, ia), want.v
 		}},
+	}
+}
+
+// reductionCases covers softmax, mean and row sums, which each reduce along rows.
+func reductionCases() []Case {
+	return []Case{
 		{Name: "softmax", Tol: 1e-10, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 2, 37, 6)
 			want := zeros(37, 6)
@@ -168,6 +189,13 @@ func opCases() []Case {
 			}
 			return b.G.SumRows(x), want
 		}},
+	}
+}
+
+// layoutCases covers views, copies, permutes, concatenation, padding,
+// row gathers and casts.
+func layoutCases() []Case {
+	return []Case{
 		{Name: "view_strided_cpy_f16", Tol: TolF16, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			// every other row of x, columns 3..10, copied into an f16 tensor
 			x, xv := b.Rand("x", ggml.F32, 1, 16, 10)
@@ -217,6 +245,12 @@ func opCases() []Case {
 			z := b.G.Cast(b.G.Cast(y, ggml.BF16), ggml.F32)
 			return z, xv
 		}},
+	}
+}
+
+// resampleCases covers spatial upsampling.
+func resampleCases() []Case {
+	return []Case{
 		{Name: "interpolate_nearest", Tol: 0, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, 5, 4, 3)
 			src := mk(xv, 5, 4, 3)

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"h3studio/engine/ggml"
 )
@@ -15,23 +16,45 @@ func positions(b *Builder, n, hi int) []int32 {
 	return p
 }
 
+// RoPE cases rotate x [ropeDim, ropeHeads, ropeTokens] unless they say otherwise.
+const (
+	ropeDim, ropeHeads, ropeTokens = 64, 3, 10
+	ropeBase                       = 10000.0
+)
+
+// ropeInvFreq is pair i's inverse frequency over a rotation of dims.
+func ropeInvFreq(i, dims int) float64 {
+	return math.Pow(ropeBase, -2*float64(i)/float64(dims))
+}
+
 func ropeCases() []Case {
-	const d, h, n = 64, 3, 10
-	const base = 10000.0
-	inv := func(i, dims int) float64 { return math.Pow(base, -2*float64(i)/float64(dims)) }
+	return slices.Concat(ropeNeoXCases(), ropeMultiAxisCases(), ropeTableCases())
+}
+
+// ropeNeoXCases rotate one position per token, over the whole head or part of it.
+func ropeNeoXCases() []Case {
+	const d, h, n, base = ropeDim, ropeHeads, ropeTokens, ropeBase
 	return []Case{
 		{Name: "rope/neox", Tol: TolF16, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, d, h, n)
 			p := positions(b, n, 2000)
-			want := refRoPEPairs(mk(xv, d, h, n), d, func(tok, i int) float64 { return float64(p[tok]) * inv(i, d) })
+			want := refRoPEPairs(mk(xv, d, h, n), d, func(tok, i int) float64 { return float64(p[tok]) * ropeInvFreq(i, d) })
 			return b.G.RoPE(x, b.Ints("pos", p), ggml.RoPEOptions{Base: base}), want.v
 		}},
 		{Name: "rope/neox_partial", Tol: TolF16, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			x, xv := b.Rand("x", ggml.F32, 1, d, h, n)
 			p := positions(b, n, 500)
-			want := refRoPEPairs(mk(xv, d, h, n), 32, func(tok, i int) float64 { return float64(p[tok]) * inv(i, 32) })
+			want := refRoPEPairs(mk(xv, d, h, n), 32, func(tok, i int) float64 { return float64(p[tok]) * ropeInvFreq(i, 32) })
 			return b.G.RoPE(x, b.Ints("pos", p), ggml.RoPEOptions{Dims: 32, Base: base}), want.v
 		}},
+	}
+}
+
+// ropeMultiAxisCases take several positions per token (time, row, column)
+// and split the pairs between them as the Qwen-VL models do.
+func ropeMultiAxisCases() []Case {
+	const d, h, n, base = ropeDim, ropeHeads, ropeTokens, ropeBase
+	return []Case{
 		{Name: "rope/imrope", Tol: TolF16, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			// Qwen3-VL: pair i takes h if i%3==1 && i<3*s1, w if i%3==2 && i<3*s2, else t
 			sec := [4]int{12, 10, 10, 0}
@@ -44,7 +67,7 @@ func ropeCases() []Case {
 				} else if i%3 == 2 && i < 3*sec[2] {
 					axis = 2
 				}
-				return float64(p[axis*n+tok]) * inv(i, d)
+				return float64(p[axis*n+tok]) * ropeInvFreq(i, d)
 			})
 			return b.G.RoPE(x, b.Ints("pos", p), ggml.RoPEOptions{Mode: ggml.RoPEIMRoPE, Base: base, Sections: sec}), want.v
 		}},
@@ -60,7 +83,7 @@ func ropeCases() []Case {
 				} else if i >= sec[0]+sec[1] {
 					axis = 2
 				}
-				return float64(p[axis*n+tok]) * inv(i, d)
+				return float64(p[axis*n+tok]) * ropeInvFreq(i, d)
 			})
 			return b.G.RoPE(x, b.Ints("pos", p), ggml.RoPEOptions{Mode: ggml.RoPEMulti, Base: base, Sections: sec}), want.v
 		}},
@@ -71,12 +94,19 @@ func ropeCases() []Case {
 			p := positions(b, 4*n, 40)
 			want := refRoPEPairs(mk(xv, d, h, n), d, func(tok, i int) float64 {
 				if i < d/4 {
-					return float64(p[tok]) * inv(i, d/2)
+					return float64(p[tok]) * ropeInvFreq(i, d/2)
 				}
-				return float64(p[n+tok]) * inv(i-d/4, d/2)
+				return float64(p[n+tok]) * ropeInvFreq(i-d/4, d/2)
 			})
 			return b.G.RoPE(x, b.Ints("pos", p), ggml.RoPEOptions{Mode: ggml.RoPEVision, Dims: d / 2, Base: base, Sections: [4]int{d / 4, d / 4}}), want.v
 		}},
+	}
+}
+
+// ropeTableCases rotate by precomputed cos/sin tables instead of positions.
+func ropeTableCases() []Case {
+	const d, h, n = ropeDim, ropeHeads, ropeTokens
+	return []Case{
 		{Name: "rope/table", Tol: TolF32, Build: func(b *Builder) (*ggml.Tensor, []float64) {
 			// our own position tables: x [D, N, H] with per-token rows, 24 pairs rotated
 			const r = 24
