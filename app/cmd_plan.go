@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -50,7 +51,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// The renderer's planning path, so the plan is the one a render of
 	// the same request runs (its presets, tokenizer, partition check).
-	rd := &Renderer{CacheDir: cacheDir, MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
+	rd := &Renderer{CacheDir: cacheDir, HistoryDir: filepath.Join(cacheDir, "history"), MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
 	p, err := rd.Plan(ctx, r)
@@ -247,8 +248,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	t := p.Time
-	fmt.Fprintf(tw, "\ntime ≈ %s: load %s, text %s, denoise %s (%d forwards of %.0f TFLOP), decode %s\n", DurationText(t.Seconds),
-		DurationText(t.LoadSeconds), DurationText(t.TextSeconds), DurationText(t.DenoiseSeconds), t.Forwards, t.ForwardTFLOP, DurationText(t.DecodeSeconds))
+	fmt.Fprintf(tw, "\ntime %s; %d DiT forwards of %.1f TFLOP\n", EstimateText(t), t.Forwards, t.ForwardTFLOP)
 	for _, wn := range p.Warnings {
 		fmt.Fprintf(tw, "warning: %s\n", wn)
 	}

@@ -100,7 +100,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *history == "" {
 		*history = filepath.Join(cacheDir, "history")
 	}
-	rd := &Renderer{CacheDir: cacheDir, Threads: *threads, MemoryGB: *memGB,
+	rd := &Renderer{CacheDir: cacheDir, HistoryDir: *history, Threads: *threads, MemoryGB: *memGB,
 		PlanOptions: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()

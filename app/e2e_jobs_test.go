@@ -319,8 +319,8 @@ func TestRenderExitCodes(t *testing.T) {
 		t.Errorf("width 500: exit %d (%s), want %d", code, se.String(), ExitBadRequest)
 	}
 	var refused strings.Builder
-	if code := Main([]string{"render", "-p", "x", "--width", "64", "--height", "64", "--memory-gb", "0.1", "-o", filepath.Join(dir, "x.mp4")}, &so, &refused); code != ExitRefused || !strings.Contains(refused.String(), "budget") {
-		t.Errorf("0.1 GB budget: exit %d (%s), want %d with the planner's reason", code, refused.String(), ExitRefused)
+	if code := Main([]string{"render", "-p", "x", "--width", "64", "--height", "64", "--memory-gb", "0.05", "-o", filepath.Join(dir, "x.mp4")}, &so, &refused); code != ExitRefused || !strings.Contains(refused.String(), "budget") {
+		t.Errorf("0.05 GB budget: exit %d (%s), want %d with the planner's reason", code, refused.String(), ExitRefused)
 	}
 	if strings.Count(strings.TrimSpace(se.String()), "\n") != 0 {
 		t.Errorf("error output is not one line: %q", se.String())

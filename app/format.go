@@ -3,8 +3,10 @@ package app
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"h3studio/engine"
+	"h3studio/engine/plan"
 	"h3studio/media"
 )
 
@@ -61,6 +63,32 @@ func PhaseTitle(p engine.Phase) string {
 		return "Writing MP4"
 	}
 	return string(p)
+}
+
+// EstimateText is a plan's time in words, phase by phase, with where its
+// rates came from; the plan panel and `h3studio plan` both print it, so
+// they show the same estimate the progress counts down from.
+func EstimateText(t plan.Estimate) string {
+	parts := make([]string, 0, len(t.Phases))
+	for _, pc := range t.Phases {
+		if pc.Seconds > 0 {
+			title := PhaseTitle(engine.Phase(pc.Phase))
+			parts = append(parts, strings.ToLower(title[:1])+title[1:]+" "+DurationText(pc.Seconds))
+		}
+	}
+	src := map[string]string{
+		plan.SourcePeak:        "from the chip's peak speed, not yet measured",
+		plan.SourceCalibration: "measured on this machine",
+		plan.SourceHistory:     "measured on this machine and its finished renders",
+	}[t.Source]
+	s := "about " + DurationText(t.Seconds)
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if src != "" {
+		s += " (" + src + ")"
+	}
+	return s
 }
 
 // TimecodeText is frame i (counted from 0) of an n-frame clip as video

@@ -110,6 +110,9 @@ type Renderer struct {
 	// Preview asks for a latent preview image on every denoise step.
 	Preview bool
 	Logger  *slog.Logger
+	// HistoryDir is the job history whose finished renders refine the
+	// time estimates ("" none); the calibration lives in CacheDir.
+	HistoryDir string
 
 	mu      sync.Mutex
 	engines map[string]*engine.Engine
@@ -256,6 +259,7 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 	if gb := rd.memoryGB(); gb > 0 {
 		mc = mc.WithBudgetGB(gb)
 	}
+	mc.Rates = rd.rates(mc.Name, r.Model)
 	var p *plan.Plan
 	eng, profile, err := rd.model(r.Model)
 	switch {

@@ -157,6 +157,21 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 		return nil, err
 	}
 	r.PromptTokens, r.PromptEstimated = len(tok.Encode(r.Prompt)), false
+	p, err := plan.Make(r, mc, e.profile, opt)
+	if err != nil || p.Layout == nil || len(p.Layout.Refs) != len(r.Refs) {
+		return p, err
+	}
+	// References an earlier generation prepared cost no time: plan again
+	// with them marked, which changes only the estimate.
+	cached, hit := make([]bool, len(r.Refs)), false
+	for i := range r.Refs {
+		cached[i] = e.cache.has(refKey(r.Refs[i], &p.Layout.Refs[i]))
+		hit = hit || cached[i]
+	}
+	if !hit {
+		return p, nil
+	}
+	r.Cached.Refs = cached
 	return plan.Make(r, mc, e.profile, opt)
 }
 

@@ -43,6 +43,17 @@ func (c *cache) get(key string) (any, bool) {
 	return el.Value.(*cacheEntry).val, true
 }
 
+// has reports whether key is cached without making it recent.
+func (c *cache) has(key string) bool {
+	if key == "" || c.limit <= 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.index[key]
+	return ok
+}
+
 func (c *cache) put(key string, val any) {
 	if key == "" || c.limit <= 0 {
 		return

@@ -25,15 +25,24 @@ const (
 // The context is checked before every frame.
 func (g *generation) decode(ctx context.Context) error {
 	ta := time.Now()
+	lay := g.text.layout
+	// The decoder's first frames come after its first window, seconds in:
+	// until then the plan's estimate is the ETA.
+	report := func(frames int) {
+		el := time.Since(ta)
+		g.sink(Event{Phase: PhaseDecode, Step: frames, Total: lay.Frames, Elapsed: el,
+			ETA: phaseETA(g.estimated(PhaseDecode), float64(frames)/float64(lay.Frames), el)})
+	}
+	report(0)
 	sound, err := g.decodeAudio(ctx)
 	if err != nil {
 		return err
 	}
 	g.timePart("audio-vae-decode", ta)
+	report(0)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	lay := g.text.layout
 	c := lay.Canvas
 	if err := g.req.Output.Begin(c.Width, c.Height, lay.Frames, sound); err != nil {
 		return err
@@ -74,9 +83,7 @@ func (g *generation) decode(ctx context.Context) error {
 		if err := g.req.Output.Frame(t, px); err != nil {
 			return err
 		}
-		el := time.Since(t0)
-		g.sink(Event{Phase: PhaseDecode, Step: t + 1, Total: lay.Frames, Elapsed: el,
-			ETA: el / time.Duration(t+1) * time.Duration(lay.Frames-t-1)})
+		report(t + 1)
 		return nil
 	})
 }

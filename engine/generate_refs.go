@@ -31,6 +31,7 @@ type pending struct {
 	clip  *vae.Clip // pixels in [-1, 1]
 	sound *vae.Audio
 	key   string
+	index int // in generation.inputs, for progress
 }
 
 // references decodes every anchor and reference through the MediaReader at
@@ -40,19 +41,23 @@ type pending struct {
 func (g *generation) references(ctx context.Context) error {
 	l := g.plan.Layout
 	var todo []pending
+	prog := g.newRefProgress(inputWeights(g.plan))
 	add := func(i int, key string, decode func() (pending, error)) error {
 		if v, ok := g.e.cache.get(key); ok {
 			g.inputs[i] = v.(*prepared)
 			g.cached = append(g.cached, fmt.Sprintf("input %d", i+1))
+			prog.advance(i, "cached")
+			prog.advance(i, "cached")
 			return nil
 		}
 		pd, err := decode()
 		if err != nil {
 			return err
 		}
-		pd.key = key
+		pd.key, pd.index = key, i
 		g.inputs[i] = pd.p
 		todo = append(todo, pd)
+		prog.advance(i, "read")
 		return nil
 	}
 	switch l.Task {
@@ -82,7 +87,7 @@ func (g *generation) references(ctx context.Context) error {
 		g.inputs = make([]*prepared, len(l.Refs))
 		for i := range l.Refs {
 			rl, ref := &l.Refs[i], g.plan.Request.Refs[i]
-			key := fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
+			key := refKey(ref, rl)
 			if err := add(i, key, func() (pending, error) { return g.decodeRef(ctx, ref, rl) }); err != nil {
 				return err
 			}
@@ -91,16 +96,36 @@ func (g *generation) references(ctx context.Context) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if err := g.encodePictures(ctx, todo); err != nil {
+	if err := g.encodePictures(ctx, todo, prog); err != nil {
 		return err
 	}
-	if err := g.encodeSound(ctx, todo); err != nil {
+	if err := g.encodeSound(ctx, todo, prog); err != nil {
 		return err
 	}
 	for _, pd := range todo {
 		g.e.cache.put(pd.key, pd.p)
 	}
 	return nil
+}
+
+// inputWeights are the pixels each anchor or reference decodes and
+// encodes, the weights of the references phase's progress; a sound-only
+// reference weighs as a small picture.
+func inputWeights(p *plan.Plan) []float64 {
+	l := p.Layout
+	if l.Task == layout.FL2VA {
+		return []float64{1, 1}
+	}
+	w := make([]float64, len(l.Refs))
+	for i, r := range l.Refs {
+		w[i] = float64(max(r.Canvas.Width*r.Canvas.Height, 64*64) * max(r.Frames, 1))
+	}
+	return w
+}
+
+// refKey is a reference's cache key: its file and how the layout uses it.
+func refKey(ref plan.Reference, rl *layout.RefLayout) string {
+	return fileKey(ref.Path, ref.AudioPath, rl.Kind, rl.Canvas, rl.Frames, rl.VAEFrames, rl.UsedSeconds)
 }
 
 // fileKey identifies an input by its file's identity (absolute path, size,
@@ -237,7 +262,7 @@ func stereoPlanar(a Audio, n int) *vae.Audio {
 
 // encodePictures runs the video VAE encoder over every pending picture
 // and clip, then releases it.
-func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
+func (g *generation) encodePictures(ctx context.Context, todo []pending, prog *refProgress) error {
 	need := false
 	for _, pd := range todo {
 		need = need || pd.clip != nil
@@ -257,7 +282,7 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 	defer enc.Close()
 	enc.HalfLatent = true // the official encode's fp16 latent
 	defer g.timePart("video-vae-encode", time.Now())
-	for i, pd := range todo {
+	for _, pd := range todo {
 		if pd.clip == nil {
 			continue
 		}
@@ -274,13 +299,13 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending) error {
 			return err
 		}
 		pd.p.video = &lat
-		g.sink(Event{Phase: PhaseReferences, Step: i + 1, Total: len(todo), Message: "video VAE encode"})
+		prog.advance(pd.index, "video VAE encode")
 	}
 	return nil
 }
 
 // encodeSound runs the audio VAE encoder over every pending soundtrack.
-func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
+func (g *generation) encodeSound(ctx context.Context, todo []pending, prog *refProgress) error {
 	need := false
 	for _, pd := range todo {
 		need = need || pd.sound != nil
@@ -311,6 +336,9 @@ func (g *generation) encodeSound(ctx context.Context, todo []pending) error {
 			return err
 		}
 		pd.p.audio = &lat
+		if pd.clip == nil {
+			prog.advance(pd.index, "audio VAE encode")
+		}
 	}
 	return nil
 }

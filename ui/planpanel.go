@@ -123,8 +123,7 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	showIf(p.refs, len(refs) > 0)
 	showIf(p.decisions, len(dec) > 0)
 	t := pl.Time
-	p.time.SetText(fmt.Sprintf("Estimated time %s on %s (load %s, text %s, denoise %s for %d passes, decode %s)",
-		app.DurationText(t.Seconds), pl.Machine, app.DurationText(t.LoadSeconds), app.DurationText(t.TextSeconds), app.DurationText(t.DenoiseSeconds), t.Forwards, app.DurationText(t.DecodeSeconds)))
+	p.time.SetText("Estimated time " + app.EstimateText(t))
 }
 
 // showIf hides a label with nothing to say, so it leaves no gap.

@@ -125,7 +125,7 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		}
 		test.Tap(h.dialogButton("OK")) // the error dialog says why
 		h.s.ShowSettings()
-		h.s.settings.mem.SetText("0.1")
+		h.s.settings.mem.SetText("0.05")
 		test.Tap(h.dialogButton("Save"))
 	})
 	h.waitSettled()
@@ -141,22 +141,22 @@ func TestSettingsMemoryBudget(t *testing.T) {
 	_, err := h.rd.Prepare(context.Background(), req)
 	var refused *app.RefusedError
 	if !errors.As(err, &refused) {
-		t.Fatalf("Prepare under 0.1 GB: %v, want a refusal", err)
+		t.Fatalf("Prepare under 0.05 GB: %v, want a refusal", err)
 	}
 	h.run(func() {
 		// The window says what the CLI says for the same refusal.
 		if want := app.Advice(refused); !h.s.renderBtn.Disabled() || h.s.reason.Text != want {
 			t.Errorf("render disabled %v, reason %q; want %q", h.s.renderBtn.Disabled(), h.s.reason.Text, want)
 		}
-		if !strings.HasPrefix(h.s.plan.verdict.Text, "Does not fit") || !strings.Contains(h.s.plan.memText, "of 0.1 GB set in Settings") {
+		if !strings.HasPrefix(h.s.plan.verdict.Text, "Does not fit") || !strings.Contains(h.s.plan.memText, "GB set in Settings") {
 			t.Errorf("plan panel: %q, memory %q", h.s.plan.verdict.Text, h.s.plan.memText)
 		}
-		if gb := h.s.app.Preferences().Float(prefMemoryGB); gb != 0.1 {
-			t.Errorf("remembered budget %g, want 0.1", gb)
+		if gb := h.s.app.Preferences().Float(prefMemoryGB); gb != 0.05 {
+			t.Errorf("remembered budget %g, want 0.05", gb)
 		}
-		t.Logf("under 0.1 GB: %s | %s", h.s.reason.Text, h.s.plan.memText)
+		t.Logf("under 0.05 GB: %s | %s", h.s.reason.Text, h.s.plan.memText)
 		h.s.ShowSettings()
-		if h.s.settings.mem.Text != "0.1" {
+		if h.s.settings.mem.Text != "0.05" {
 			t.Errorf("settings show the budget as %q", h.s.settings.mem.Text)
 		}
 		h.s.settings.mem.SetText("")

@@ -10,6 +10,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -85,7 +86,14 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 			hist = nil
 		}
 	}
-	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), Preview: true}
+	rd := &app.Renderer{CacheDir: filepath.Join(root, "cache"), HistoryDir: filepath.Join(root, "history"), Preview: true}
+	// The first start measures this machine for the time estimates; a
+	// failure leaves the estimates on the chip's peak.
+	go func() {
+		if err := rd.CalibrateOnce(context.Background(), "auto"); err != nil {
+			slog.Warn("calibration failed", "err", err)
+		}
+	}()
 	cfg := Config{
 		Exec:        Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
 		Render:      rd.Render,

@@ -310,7 +310,7 @@ func (f *fitter) report(mc Machine) *Plan {
 		Residency: s.knobs,
 		Decisions: append([]Decision{}, f.decisions...),
 		Verdict:   Fits,
-		Time:      estimate(mc, f.m, l, s.knobs, s.req.Steps, s.req.Reuse, s.layers(f.m)),
+		Time:      estimate(mc, f.m, l, s.knobs, s.estimateInput(f.m)),
 		Warnings:  []string{},
 		Layout:    l,
 		Spec:      s.spec,

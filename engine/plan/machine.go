@@ -41,6 +41,9 @@ type Machine struct {
 	// BudgetBytes, when set, overrides the derived budget (--memory-gb).
 	BudgetBytes int64 `json:"budget_override_bytes,omitempty"`
 	Detected    bool  `json:"detected,omitempty"`
+	// Rates are this machine's measured throughputs (app's calibration and
+	// history); nil: priced from MatrixTFLOPS and SSDGBs.
+	Rates *Rates `json:"-"`
 }
 
 // MemorySource names where a machine's working set came from, so a plan

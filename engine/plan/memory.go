@@ -66,8 +66,13 @@ const (
 	encClip = 19
 	// encCh is the encoder's widest full-resolution activation (level 0).
 	encCh = 128
-	// muxBytes covers the H.264/AAC encoder subprocess.
-	muxBytes = 256 << 20
+	// muxBaseBytes + muxPerPixel x output pixels is the H.264/AAC encoder
+	// subprocess: FFmpeg with libx264 (medium, its lookahead frames)
+	// peaked at 68, 132 and 293 MiB resident for 128², 512² and 1280x720
+	// (/usr/bin/time -v); a flat 256 MiB made a tiny render's plan 3x its
+	// measured peak.
+	muxBaseBytes = 64 << 20
+	muxPerPixel  = 256
 	// audioDecodePerLatent: BigVGAN keeps ~6400 channel-samples per audio
 	// latent at every stage, x6 live (3 AMP resblocks with 2x anti-alias),
 	// x2 stereo, f32.
@@ -277,7 +282,7 @@ func muxPhase(in phaseInput) Phase {
 	l := in.l
 	frames := int64(l.Frames)*pix(l.Canvas)*3 + pix(in.output)*3
 	pcm := int64(layout.AudioSamples(float64(l.Frames)/layout.FPS)) * 2 * f32
-	return Phase{Name: PhaseMux, ScratchBytes: muxBytes, MediaBytes: frames + pcm}
+	return Phase{Name: PhaseMux, ScratchBytes: muxBaseBytes + muxPerPixel*pix(in.output), MediaBytes: frames + pcm}
 }
 
 // peakOf is the largest phase peak.

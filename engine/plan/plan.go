@@ -72,6 +72,17 @@ type Request struct {
 	// either (neither changes a peak); Generate runs them.
 	CoreReuse      int
 	TokenReduction bool
+	// Cached says what an earlier generation of the same engine already
+	// prepared (Engine.Plan fills it from its cache); the estimate prices
+	// it at nothing. It changes no size or memory.
+	Cached Cached
+}
+
+// Cached marks inputs whose prepared form an engine holds: Refs by index
+// of Request.Refs, Text for the Qwen encoding of the whole presentation.
+type Cached struct {
+	Refs []bool
+	Text bool
 }
 
 // DefaultSteps is the step count of a request that leaves Steps zero
@@ -281,6 +292,17 @@ func (s state) layers(m Model) int {
 		return s.req.Layers
 	}
 	return m.Dims.Blocks
+}
+
+func (s state) estimateInput(m Model) estimateInput {
+	in := estimateInput{steps: s.req.Steps, reuse: s.req.Reuse, layers: s.layers(m), output: s.output,
+		cachedRefs: s.req.Cached.Refs, cachedText: s.req.Cached.Text}
+	for _, on := range []bool{s.spec.First, s.spec.Last} {
+		if on {
+			in.anchors++
+		}
+	}
+	return in
 }
 
 func (s state) evaluate(m Model, budget int64) (eval, error) {

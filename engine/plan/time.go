@@ -14,15 +14,154 @@ const (
 	attentionEfficiency = 0.5
 )
 
-// Estimate is the time a plan should take on its machine.
+// Estimate is the time a plan should take on its machine: every phase the
+// engine and the muxer run, costed by one formula (phaseSeconds) from the
+// phase's work and the machine's Rates.
 type Estimate struct {
-	Seconds        float64 `json:"seconds"`
-	LoadSeconds    float64 `json:"load_s"`
-	TextSeconds    float64 `json:"text_s"`
-	DenoiseSeconds float64 `json:"denoise_s"`
-	DecodeSeconds  float64 `json:"decode_s"`
-	Forwards       int     `json:"forwards"`
-	ForwardTFLOP   float64 `json:"forward_tflop"`
+	Seconds float64 `json:"seconds"`
+	// Phases lists references, encode, denoise, decode and mux in the
+	// order they run, each with its work and seconds.
+	Phases []PhaseCost `json:"phases"`
+	// Source says where the rates came from: "peak" (the chip's datasheet
+	// peak, before any measurement), "calibration" or "history".
+	Source       string  `json:"source"`
+	Forwards     int     `json:"forwards"`
+	ForwardTFLOP float64 `json:"forward_tflop"`
+}
+
+// Phase returns the cost of the named phase (zero when the plan has none).
+func (e Estimate) Phase(name string) PhaseCost {
+	for _, pc := range e.Phases {
+		if pc.Phase == name {
+			return pc
+		}
+	}
+	return PhaseCost{Phase: name}
+}
+
+// PhaseCost is one phase of an Estimate. Work is in the phase's unit (see
+// Rates); Seconds is what the time model makes of it.
+type PhaseCost struct {
+	Phase   string  `json:"phase"`
+	Work    float64 `json:"work"`
+	Unit    string  `json:"unit"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Where an Estimate's rates came from (Estimate.Source, Rates.Source).
+const (
+	SourcePeak        = "peak"
+	SourceCalibration = "calibration"
+	SourceHistory     = "history"
+)
+
+// The engine's phases as the estimate names them (engine.Phase values).
+const (
+	TimeReferences = "references"
+	TimeEncode     = "encode"
+	TimeDenoise    = "denoise"
+	TimeDecode     = "decode"
+	TimeMux        = "mux"
+)
+
+// TimePhases are the costed phases in the order they run.
+var TimePhases = []string{TimeReferences, TimeEncode, TimeDenoise, TimeDecode, TimeMux}
+
+// Work units. Convolutional stages (FFmpeg decode and resize, the VAEs,
+// the H.264 encode) cost the same per pixel at any size, so they are
+// counted in megapixel-frames; the transformers' attention grows with the
+// square of the sequence, so they are counted in effective TFLOP (attention
+// weighted by how much slower it runs than a GEMM).
+const (
+	UnitMegapixels = "Mpx"
+	UnitTFLOP      = "TFLOP"
+)
+
+// Rate is one phase's measured speed: FixedSeconds per run (opening its
+// weights, starting FFmpeg, building graphs) plus Work / PerSecond.
+type Rate struct {
+	FixedSeconds float64 `json:"fixed_s"`
+	PerSecond    float64 `json:"work_per_s"`
+}
+
+// Rates are a machine's measured throughputs, one Rate per TimePhases
+// entry, fed into the one time formula. What each is measured on:
+//   - references: megapixel-frames of the reference canvases the engine
+//     decodes and video-VAE-encodes (a clip counts its decoded frames F';
+//     cached references count nothing), timed over the references phase;
+//   - encode: effective TFLOP of Qwen3-VL over the planned sequence,
+//     timed over the encode phase (text and vision towers);
+//   - denoise: effective TFLOP of every DiT forward, timed over the
+//     denoise phase;
+//   - decode: megapixel-frames of the model canvas the video VAE decodes,
+//     timed over the decode phase (the audio VAE decode included);
+//   - mux: megapixel-frames of the output canvas FFmpeg encodes to H.264,
+//     timed over the mux phase.
+//
+// app measures them on first start (a calibration render) and refines them
+// from finished jobs; a zero Rate falls back to the chip's peak.
+type Rates struct {
+	Source string          `json:"source"`
+	Phases map[string]Rate `json:"phases"`
+}
+
+// Sample is one measured phase: its planned work and its wall time.
+type Sample struct {
+	Work    float64 `json:"work"`
+	Seconds float64 `json:"seconds"`
+}
+
+// FitRate fits seconds = fixed + work/rate to samples by least squares,
+// keeping both terms non-negative: with one sample, or samples of one work,
+// the time is all rate (fixed 0); a negative fitted intercept is refitted
+// through the origin, a negative slope becomes a constant.
+func FitRate(samples []Sample) Rate {
+	var n, sw, ss, sww, sws float64
+	for _, s := range samples {
+		if s.Seconds < 0 || s.Work < 0 {
+			continue
+		}
+		n++
+		sw += s.Work
+		ss += s.Seconds
+		sww += s.Work * s.Work
+		sws += s.Work * s.Seconds
+	}
+	if n == 0 {
+		return Rate{}
+	}
+	through0 := func() Rate {
+		if sws <= 0 {
+			return Rate{FixedSeconds: ss / n}
+		}
+		return Rate{PerSecond: sww / sws}
+	}
+	den := n*sww - sw*sw
+	if den <= 1e-12*n*sww {
+		return through0()
+	}
+	slope := (n*sws - sw*ss) / den
+	fixed := (ss - slope*sw) / n
+	switch {
+	case slope <= 0:
+		return Rate{FixedSeconds: ss / n}
+	case fixed < 0:
+		return through0()
+	}
+	return Rate{FixedSeconds: fixed, PerSecond: 1 / slope}
+}
+
+// phaseSeconds is the time formula: a measured rate when there is one,
+// else the peak-based fallback.
+func phaseSeconds(r Rate, work, fallback float64) float64 {
+	if r.PerSecond <= 0 && r.FixedSeconds <= 0 {
+		return fallback
+	}
+	s := r.FixedSeconds
+	if r.PerSecond > 0 {
+		s += work / r.PerSecond
+	}
+	return s
 }
 
 // Forwards is the number of DiT evaluations for steps with whole-denoiser
@@ -96,26 +235,92 @@ func (m Machine) seconds(f flops) float64 {
 	return f.linear/(tf*linearEfficiency) + f.attn/(tf*attentionEfficiency)
 }
 
+// effectiveTFLOP weighs attention FLOP by how much slower than a GEMM it
+// runs, so one rate prices both.
+func (f flops) effectiveTFLOP() float64 {
+	return (f.linear + f.attn*linearEfficiency/attentionEfficiency) / 1e12
+}
+
+// Peak fallbacks for the pixel phases, used only before any measurement:
+// what a single CPU core of a 2020s laptop does per second (FFmpeg decode
+// and Lanczos resize plus a tiny VAE; H.264 veryfast).
+const (
+	fallbackReferenceMpxPerS = 2.0
+	fallbackMuxMpxPerS       = 40.0
+)
+
+// megapixelFrames is a canvas over n frames in Mpx.
+func megapixelFrames(c layout.Canvas, n int) float64 {
+	return float64(c.Width) * float64(c.Height) * float64(max(n, 1)) / 1e6
+}
+
+// referenceWork is the pixels the references phase decodes and encodes:
+// every anchor and every visual reference not cached (skip[i]).
+func referenceWork(l *layout.Layout, anchors int, skip []bool) float64 {
+	w := float64(anchors) * megapixelFrames(l.Canvas, 1)
+	for i, r := range l.Refs {
+		if i < len(skip) && skip[i] || r.Canvas.Width == 0 {
+			continue
+		}
+		w += megapixelFrames(r.Canvas, r.Frames)
+	}
+	return w
+}
+
 // estimate prices a plan on a machine; streamed weights cost a disk read
-// per pass, overlapped with compute.
-func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, steps, reuse, layers int) Estimate {
+// per pass, overlapped with compute. Weight loading is inside each phase,
+// as the engine runs it (a measured rate's FixedSeconds holds it).
+func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) Estimate {
 	d := m.Dims
 	ssd := math.Max(mc.SSDGBs, 0.1) * 1e9
-	var e Estimate
-	e.Forwards = Forwards(steps, reuse)
-	fw := ditForward(d, l.Rows, layers)
+	e := Estimate{Forwards: Forwards(in.steps, in.reuse), Source: SourcePeak}
+	rate := func(string) Rate { return Rate{} }
+	if mc.Rates != nil {
+		e.Source = mc.Rates.Source
+		rate = func(p string) Rate { return mc.Rates.Phases[p] }
+	}
+	fw := ditForward(d, l.Rows, in.layers)
 	e.ForwardTFLOP = (fw.linear + fw.attn) / 1e12
+	load := float64(int64(d.Blocks)*m.DiTAdaLNBlockBytes()+m.DiTTrunkBytes()) / ssd
 	per := mc.seconds(fw)
 	if k.DiT == Streamed {
-		per = math.Max(per, float64(int64(layers)*m.DiTBlockBytes())/ssd)
+		per = math.Max(per, float64(int64(in.layers)*m.DiTBlockBytes())/ssd)
 	} else {
-		e.LoadSeconds += float64(int64(layers)*m.DiTBlockBytes()) / ssd
+		load += float64(int64(in.layers)*m.DiTBlockBytes()) / ssd
 	}
-	// The AdaLN bake reads every block's projection once.
-	e.LoadSeconds += float64(int64(d.Blocks)*m.DiTAdaLNBlockBytes()+m.DiTTrunkBytes()) / ssd
-	e.DenoiseSeconds = per * float64(e.Forwards)
-	e.TextSeconds = math.Max(mc.seconds(qwenFLOPs(d, l)), float64(m.QwenUsedBytes())/ssd)
-	e.DecodeSeconds = mc.seconds(decodeFLOPs(d, l)) + float64(m.VAEDecoderBytes())/ssd
-	e.Seconds = e.LoadSeconds + e.TextSeconds + e.DenoiseSeconds + e.DecodeSeconds
+	refs := referenceWork(l, in.anchors, in.cachedRefs)
+	qwen := qwenFLOPs(d, l)
+	textWork, textPeak := qwen.effectiveTFLOP(), math.Max(mc.seconds(qwen), float64(m.QwenUsedBytes())/ssd)
+	if in.cachedText {
+		textWork, textPeak = 0, 0
+	}
+	dec := megapixelFrames(l.Canvas, l.Frames)
+	mux := megapixelFrames(in.output, l.Frames)
+	for _, pc := range []struct {
+		phase, unit    string
+		work, fallback float64
+	}{
+		{TimeReferences, UnitMegapixels, refs, refs / fallbackReferenceMpxPerS},
+		{TimeEncode, UnitTFLOP, textWork, textPeak},
+		{TimeDenoise, UnitTFLOP, fw.effectiveTFLOP() * float64(e.Forwards), load + per*float64(e.Forwards)},
+		{TimeDecode, UnitMegapixels, dec, mc.seconds(decodeFLOPs(d, l)) + float64(m.VAEDecoderBytes())/ssd},
+		{TimeMux, UnitMegapixels, mux, mux / fallbackMuxMpxPerS},
+	} {
+		s := phaseSeconds(rate(pc.phase), pc.work, pc.fallback)
+		if pc.work == 0 && pc.phase != TimeDenoise && pc.phase != TimeDecode && pc.phase != TimeMux {
+			s = 0 // nothing to do: the engine skips the phase's loads too
+		}
+		e.Phases = append(e.Phases, PhaseCost{Phase: pc.phase, Work: pc.work, Unit: pc.unit, Seconds: s})
+		e.Seconds += s
+	}
 	return e
+}
+
+// estimateInput is what estimate reads beyond the layout.
+type estimateInput struct {
+	steps, reuse, layers int
+	anchors              int           // FL2VA keyframes decoded
+	output               layout.Canvas // the muxed canvas
+	cachedRefs           []bool        // references an earlier generation prepared
+	cachedText           bool
 }
