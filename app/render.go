@@ -271,7 +271,7 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 		p, err = engine.PlanFor(profile, pr, mc, rd.PlanOptions)
 	}
 	if err != nil {
-		return nil, &RequestError{err}
+		return nil, &RequestError{nameReference(err, r.References)}
 	}
 	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, asked: req}, nil
 }

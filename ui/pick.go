@@ -3,45 +3,74 @@ package ui
 import (
 	"errors"
 	"os"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"github.com/ncruces/zenity"
+
+	"h3studio/app"
 )
+
+// mediaExts are the file types the open dialog offers.
+var mediaExts = []string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff",
+	".mp4", ".mov", ".m4v", ".mkv", ".webm", ".wav", ".mp3", ".m4a", ".aac", ".flac", ".ogg"}
+
+// mediaPatterns are mediaExts as dialog patterns in both cases. zenity's
+// own CaseFold turns "k" into "[kKK]" with a Kelvin sign, which zenity
+// rejects under a locale the C library lacks, so the cases are spelled out.
+func mediaPatterns() []string {
+	var out []string
+	for _, e := range mediaExts {
+		out = append(out, "*"+e, "*"+strings.ToUpper(e))
+	}
+	return out
+}
 
 // AddFiles opens the system's open dialog (zenity: the native panel on
 // macOS, GTK/Qt's on Linux) for several references; where no dialog
-// program exists it falls back to Fyne's own. The native dialog blocks,
-// so it runs on its own goroutine.
+// program exists, or it fails, it falls back to Fyne's own. The native
+// dialog blocks, so it runs on its own goroutine.
 func (s *Studio) AddFiles() {
 	if !zenity.IsAvailable() {
-		dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
-			if err != nil || rc == nil {
-				return
-			}
-			path := rc.URI().Path()
-			_ = rc.Close() // opened only to learn the path
-			s.AddPaths([]string{path})
-		}, s.win)
+		s.addWithFyneDialog()
 		return
 	}
 	s.spawn(func() {
 		paths, err := zenity.SelectFileMultiple(
 			zenity.Title("Add references"),
 			zenity.Attach(os.Getpid()),
-			zenity.FileFilters{
-				{Name: "Pictures, videos and audio", Patterns: []string{"*.png", "*.jpg", "*.jpeg", "*.webp", "*.gif", "*.bmp", "*.tif", "*.tiff",
-					"*.mp4", "*.mov", "*.m4v", "*.mkv", "*.webm", "*.wav", "*.mp3", "*.m4a", "*.aac", "*.flac", "*.ogg"}, CaseFold: true},
-			})
-		if errors.Is(err, zenity.ErrCanceled) || len(paths) == 0 {
+			zenity.FileFilters{{Name: "Pictures, videos and audio", Patterns: mediaPatterns()}})
+		if errors.Is(err, zenity.ErrCanceled) {
 			return
 		}
 		s.cfg.Exec.Do(func() {
 			if err != nil {
-				s.notice.SetText("The file dialog failed: " + err.Error())
+				// The helper's own text (an exit status, a usage line)
+				// means nothing to the user; what helps is a dialog.
+				s.notice.SetText(app.FileDialogFailedText)
+				s.addWithFyneDialog()
 				return
 			}
 			s.AddPaths(paths)
 		})
 	})
+}
+
+// addWithFyneDialog is Add… through Fyne's own open dialog (one file).
+func (s *Studio) addWithFyneDialog() {
+	dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
+		if err != nil {
+			s.notice.SetText(app.FileDialogFailedText)
+			return
+		}
+		if rc == nil {
+			return // canceled
+		}
+		path := rc.URI().Path()
+		if err := rc.Close(); err != nil { // opened only to learn the path
+			s.notice.SetText(app.Advice(err))
+		}
+		s.AddPaths([]string{path})
+	}, s.win)
 }

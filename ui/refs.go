@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"path/filepath"
+	"math"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -29,10 +29,10 @@ type refItem struct {
 }
 
 // refList is one ordered list of references of a kind (pictures, videos
-// or audio), with the label prefix the model sees.
+// or audio), labelled as app names them.
 type refList struct {
 	title  string
-	label  string // "Picture", "Video", "Audio"
+	kind   string // app.RefImage, app.RefVideo or app.RefAudio
 	items  []*refItem
 	box    *fyne.Container
 	header *widget.Label
@@ -41,8 +41,8 @@ type refList struct {
 	tips    *tipLayer // the row buttons' tooltips (the studio's)
 }
 
-func newRefList(title, label string, changed func()) *refList {
-	l := &refList{title: title, label: label, changed: changed}
+func newRefList(title, kind string, changed func()) *refList {
+	l := &refList{title: title, kind: kind, changed: changed}
 	l.header = widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	l.box = container.NewVBox()
 	l.rebuild()
@@ -65,6 +65,20 @@ func (l *refList) move(i, delta int) {
 	l.changed()
 }
 
+// moveTo moves item i to place j (clamped to the list), the others
+// keeping their order.
+func (l *refList) moveTo(i, j int) {
+	j = max(0, min(j, len(l.items)-1))
+	if i == j || i < 0 || i >= len(l.items) {
+		return
+	}
+	it := l.items[i]
+	l.items = append(l.items[:i], l.items[i+1:]...)
+	l.items = append(l.items[:j], append([]*refItem{it}, l.items[j:]...)...)
+	l.rebuild()
+	l.changed()
+}
+
 func (l *refList) remove(i int) {
 	l.items = append(l.items[:i], l.items[i+1:]...)
 	l.rebuild()
@@ -77,8 +91,8 @@ func (l *refList) clear() {
 	l.changed()
 }
 
-// labelOf is the name the model sees for item i: "Picture 2".
-func (l *refList) labelOf(i int) string { return fmt.Sprintf("%s %d", l.label, i+1) }
+// labelOf is item i's name in the list and in every message: "Picture 2".
+func (l *refList) labelOf(i int) string { return app.RefLabel(l.kind, i+1) }
 
 // rebuild recreates the rows; lists are short (the model takes at most
 // 12 references), so rebuilding is simpler than diffing and cheap.
@@ -99,7 +113,7 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	th.FillMode = canvas.ImageFillContain
 	th.SetMinSize(fyne.NewSize(56, 40))
 	name := widget.NewLabelWithStyle(l.labelOf(i), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	detail := widget.NewLabel(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
+	detail := widget.NewLabel(app.RefFileName(it.Path) + "  " + describeMedia(it.Info))
 	detail.Truncation = fyne.TextTruncateEllipsis
 	up := newTipButton(theme.MoveUpIcon(), "Move up", l.tips, func() { l.move(i, -1) })
 	down := newTipButton(theme.MoveDownIcon(), "Move down", l.tips, func() { l.move(i, 1) })
@@ -132,8 +146,41 @@ func (l *refList) row(i int, it *refItem) fyne.CanvasObject {
 	if extra != nil {
 		right = container.NewHBox(extra, buttons)
 	}
-	return container.NewBorder(nil, nil, th, nil,
+	content := container.NewBorder(nil, nil, th, nil,
 		container.NewVBox(container.NewBorder(nil, nil, name, right), detail))
+	return newDragRow(content, func(rows int) { l.moveTo(i, i+rows) })
+}
+
+// dragRow is a list row the user can drag up or down to reorder the list:
+// on release it moves by the number of row heights dragged. Its buttons
+// still take taps; only a drag reaches the row.
+type dragRow struct {
+	widget.BaseWidget
+	content fyne.CanvasObject
+	dy      float32
+	moved   func(rows int)
+}
+
+func newDragRow(content fyne.CanvasObject, moved func(rows int)) *dragRow {
+	r := &dragRow{content: content, moved: moved}
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+func (r *dragRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.content) }
+
+func (r *dragRow) Dragged(e *fyne.DragEvent) { r.dy += e.Dragged.DY }
+
+func (r *dragRow) DragEnd() {
+	h := r.Size().Height
+	rows := 0
+	if h > 0 {
+		rows = int(math.Round(float64(r.dy / h)))
+	}
+	r.dy = 0
+	if rows != 0 {
+		r.moved(rows)
+	}
 }
 
 // describeMedia is the size and length of a reference in a few words.
@@ -153,20 +200,19 @@ func describeMedia(in media.Info) string {
 	return in.Kind
 }
 
-// loadRef probes a dropped or chosen file and makes its thumbnail. It runs
-// off the UI goroutine (FFprobe and a frame decode take tens of ms).
-func loadRef(ctx context.Context, path string) (*refItem, error) {
+// loadRef reads a dropped or chosen file through app's check (the one its
+// plan makes of it on its own) and makes its thumbnail; want is a restored
+// reference's kind. It runs off the UI goroutine (FFprobe and a frame
+// decode take tens of ms). Its error is the *app.RefRejectedError that
+// says why the file is not added.
+func loadRef(ctx context.Context, path, want string) (*refItem, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	info, err := app.Probe(ctx, path) // fills the cache the re-plans read
+	ref, info, err := app.AddableReference(ctx, path, want) // fills the cache the re-plans read
 	if err != nil {
-		return nil, fmt.Errorf("%s cannot be used as a reference: %w", filepath.Base(path), err)
+		return nil, err
 	}
-	kind, ok := app.RefKind(info, "")
-	if !ok {
-		return nil, fmt.Errorf("%s is neither a picture, a video nor audio", filepath.Base(path))
-	}
-	it := &refItem{Path: path, Info: info, Kind: kind}
+	it := &refItem{Path: path, Info: info, Kind: ref.Kind}
 	if info.Kind == media.KindAudio {
 		pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: 30 * time.Second})
 		if err == nil {

@@ -23,8 +23,9 @@ type renderedClip struct {
 // dropPaths adds dropped files as references, except a clip rendered by
 // H3 Studio: for the first such clip the window offers to restore its
 // settings instead (the clip is added as a reference when the user says
-// no). Reading the clips' tags runs off the UI goroutine.
-func (s *Studio) dropPaths(paths []string) {
+// no). Reading the clips' tags runs off the UI goroutine. target is the
+// frame slot the drop landed on (nil: none).
+func (s *Studio) dropPaths(paths []string, target *anchorWell) {
 	var movies int
 	for _, p := range paths {
 		if isMovie(p) {
@@ -32,7 +33,7 @@ func (s *Studio) dropPaths(paths []string) {
 		}
 	}
 	if movies == 0 {
-		s.AddPaths(paths)
+		s.addPathsAt(paths, nil, target)
 		return
 	}
 	s.loading++
@@ -56,7 +57,7 @@ func (s *Studio) dropPaths(paths []string) {
 		}
 		s.cfg.Exec.Do(func() {
 			s.loading--
-			s.AddPaths(refs)
+			s.addPathsAt(refs, nil, target)
 			if offer != nil {
 				s.offerRestore(*offer)
 			} else if len(refs) == 0 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -189,14 +187,14 @@ func (s *Studio) Close() {
 
 func (s *Studio) build() {
 	s.tips = newTipLayer()
-	s.images = newRefList("Pictures", "Picture", s.edited)
-	s.videos = newRefList("Videos", "Video", s.edited)
-	s.audio = newRefList("Audio", "Audio", s.edited)
+	s.images = newRefList("Pictures", app.RefImage, s.edited)
+	s.videos = newRefList("Videos", app.RefVideo, s.edited)
+	s.audio = newRefList("Audio", app.RefAudio, s.edited)
 	for _, l := range []*refList{s.images, s.videos, s.audio} {
 		l.tips = s.tips
 	}
-	s.first = newAnchorWell("First frame", s.edited, s.tips)
-	s.last = newAnchorWell("Last frame", s.edited, s.tips)
+	s.first = newAnchorWell("First frame", app.FirstFrameSlot, s.edited, s.tips)
+	s.last = newAnchorWell("Last frame", app.LastFrameSlot, s.edited, s.tips)
 	s.mode = widget.NewRadioGroup([]string{modeRefs, modeAnchs}, func(string) { s.showMode(); s.edited() })
 	s.mode.Horizontal = true
 	s.mode.Required = true
@@ -378,16 +376,17 @@ func relayout(sc *container.Scroll) {
 }
 
 // OnDropped is the window's drop handler: files are probed off the UI
-// goroutine and routed to the list of their kind, in the order dropped; a
-// clip rendered by H3 Studio offers to restore its settings instead.
-func (s *Studio) OnDropped(_ fyne.Position, uris []fyne.URI) {
+// goroutine and routed to the list of their kind, in the order dropped (in
+// first & last frame mode, to the frame slot the drop landed on); a clip
+// rendered by H3 Studio offers to restore its settings instead.
+func (s *Studio) OnDropped(pos fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
 		if u.Scheme() == "file" {
 			paths = append(paths, u.Path())
 		}
 	}
-	s.dropPaths(paths)
+	s.dropPaths(paths, s.slotAt(pos))
 }
 
 // AddPaths adds files as references (or anchors in first/last mode).
@@ -395,7 +394,12 @@ func (s *Studio) AddPaths(paths []string) { s.addPaths(paths, nil) }
 
 // addPaths adds files; kinds, when given, keeps a restored reference's
 // kind (a clip used without its sound) instead of the probed default.
-func (s *Studio) addPaths(paths []string, kinds map[string]string) {
+func (s *Studio) addPaths(paths []string, kinds map[string]string) { s.addPathsAt(paths, kinds, nil) }
+
+// addPathsAt adds files as addPaths does; target is the frame slot a drop
+// landed on (nil: none). The notice then says what went where and what
+// was not added, and why.
+func (s *Studio) addPathsAt(paths []string, kinds map[string]string, target *anchorWell) {
 	if len(paths) == 0 {
 		return
 	}
@@ -403,92 +407,30 @@ func (s *Studio) addPaths(paths []string, kinds map[string]string) {
 	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
 	s.spawn(func() {
 		var items []*refItem
-		var errs []error
+		var rejected []*app.RefRejectedError
 		for _, p := range paths {
-			it, err := loadRef(s.ctx, p)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+			it, err := loadRef(s.ctx, p, kinds[p])
+			var rej *app.RefRejectedError
+			switch {
+			case errors.As(err, &rej):
+				rejected = append(rejected, rej)
+			case err != nil:
+				rejected = append(rejected, &app.RefRejectedError{Name: app.RefFileName(p), Reason: app.Advice(err), Err: err})
+			default:
+				items = append(items, it)
 			}
-			items = append(items, it)
 		}
 		s.cfg.Exec.Do(func() {
 			s.loading--
-			s.batch(func() {
-				for _, it := range items {
-					if k, ok := app.RefKind(it.Info, kinds[it.Path]); ok {
-						it.Kind = k
-					}
-					s.route(it)
-				}
-			})
+			var added [][2]string
+			var unplaced []*app.RefRejectedError
+			s.batch(func() { added, unplaced = s.place(items, target) })
 			if len(items) == 0 && s.renderWhenPlanned {
 				s.edited() // nothing was added to re-plan for: a waiting click needs this plan
 			}
-			if len(errs) > 0 {
-				s.notice.SetText(app.Advice(errors.Join(errs...)))
-			} else {
-				s.notice.SetText(fmt.Sprintf("Added %d file(s).", len(items)))
-			}
+			s.notice.SetText(app.AddedText(added, append(rejected, unplaced...)))
 		})
 	})
-}
-
-// route puts a probed file in the list of its kind.
-func (s *Studio) route(it *refItem) {
-	if s.mode.Selected == modeAnchs && it.Kind == app.RefImage {
-		if s.first.item == nil {
-			s.first.set(it)
-		} else {
-			s.last.set(it)
-		}
-		return
-	}
-	switch it.Kind {
-	case app.RefImage:
-		s.images.add(it)
-	case app.RefVideo, app.RefVideoAudio:
-		s.videos.add(it)
-	case app.RefAudio:
-		s.audio.add(it)
-	}
-}
-
-// anchorWell holds one FL2VA anchor picture.
-type anchorWell struct {
-	title   string
-	item    *refItem
-	img     *canvas.Image
-	label   *widget.Label
-	changed func()
-	tips    *tipLayer
-}
-
-func newAnchorWell(title string, changed func(), tips *tipLayer) *anchorWell {
-	w := &anchorWell{title: title, changed: changed, img: canvas.NewImageFromImage(nil), label: widget.NewLabel("none"), tips: tips}
-	w.img.FillMode = canvas.ImageFillContain
-	w.img.SetMinSize(fyne.NewSize(160, 100))
-	return w
-}
-
-func (w *anchorWell) view() fyne.CanvasObject {
-	clear := newTipButton(theme.DeleteIcon(), "Remove the "+strings.ToLower(w.title), w.tips, func() { w.set(nil) })
-	clear.Importance = widget.LowImportance
-	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle(w.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), clear, w.label)
-	return container.NewVBox(head, w.img)
-}
-
-func (w *anchorWell) set(it *refItem) {
-	w.item = it
-	if it == nil {
-		w.img.Image = nil
-		w.label.SetText("none")
-	} else {
-		w.img.Image = it.Thumb
-		w.label.SetText(filepath.Base(it.Path) + "  " + describeMedia(it.Info))
-	}
-	w.img.Refresh()
-	w.changed()
 }
 
 // Settled reports whether every added file has been read and the plan on

@@ -24,6 +24,8 @@ func buttons(o fyne.CanvasObject) []*widget.Button {
 		out = append(out, v)
 	case *tipButton:
 		out = append(out, &v.Button)
+	case *dragRow:
+		out = append(out, buttons(v.content)...)
 	case *fyne.Container:
 		for _, c := range v.Objects {
 			out = append(out, buttons(c)...)

@@ -153,17 +153,57 @@ type RefLayout struct {
 }
 
 // LimitError is a request that breaks a rule of the model (not of memory).
-type LimitError struct{ Msg string }
+type LimitError struct {
+	Msg string
+	// Ref is the 1-based place in the request of the reference the rule
+	// is about (0: the request as a whole), and Rule the message without
+	// the reference's name, so app can name it as the window lists it.
+	Ref  int
+	Rule string
+}
 
 func (e *LimitError) Error() string { return "layout: " + e.Msg }
 
-func limitf(format string, a ...any) error { return &LimitError{fmt.Sprintf(format, a...)} }
+func limitf(format string, a ...any) error { return &LimitError{Msg: fmt.Sprintf(format, a...)} }
+
+// refLimit is a broken rule about reference i, named as the engine names
+// it and kept apart for callers that name it their own way.
+func refLimit(i int, r Ref, rule string) error {
+	return &LimitError{Msg: refName(i, r) + ": " + rule, Ref: i + 1, Rule: rule}
+}
 
 func refName(i int, r Ref) string {
 	if r.Name != "" {
 		return fmt.Sprintf("reference %d (%s)", i+1, r.Name)
 	}
 	return fmt.Sprintf("reference %d", i+1)
+}
+
+// CheckRef checks the rules one reference must meet on its own, whatever
+// the rest of the request: the window checks a file with it when it is
+// added, and validate checks every reference with it. The message does not
+// name the reference.
+func CheckRef(r Ref) error {
+	switch r.Kind {
+	case RefImage:
+		if r.Source.Width < 1 || r.Source.Height < 1 {
+			return limitf("image has no size")
+		}
+		if !aspectOK(r.Source) {
+			return limitf("image %s is more elongated than 4:1; crop it", r.Source)
+		}
+	case RefVideo, RefVideoAudio:
+		if r.Source.Width < 1 || r.Source.Height < 1 || r.SourceFrames < 1 {
+			return limitf("clip has no frames")
+		}
+	case RefAudio:
+		if r.AudioSeconds < MinAudioSeconds {
+			return limitf("audio is %.1f s; audio references need at least %.0f s", r.AudioSeconds, MinAudioSeconds)
+		}
+	default:
+		return limitf("unknown kind %v", r.Kind)
+	}
+	return nil
 }
 
 // validate checks the release's request rules.
@@ -186,28 +226,16 @@ func (s *Spec) validate() error {
 	}
 	var images, videos, audios, visual int
 	for i, r := range s.Refs {
+		if err := CheckRef(r); err != nil {
+			return refLimit(i, r, err.(*LimitError).Msg)
+		}
 		switch r.Kind {
 		case RefImage:
 			images++
 			visual++
-			if r.Source.Width < 1 || r.Source.Height < 1 {
-				return limitf("%s: image has no size", refName(i, r))
-			}
-			if !aspectOK(r.Source) {
-				return limitf("%s: image %s is more elongated than 4:1; crop it", refName(i, r), r.Source)
-			}
 		case RefVideo, RefVideoAudio:
 			videos++
 			visual++
-			if r.Source.Width < 1 || r.Source.Height < 1 || r.SourceFrames < 1 {
-				return limitf("%s: clip has no frames", refName(i, r))
-			}
-		case RefAudio:
-			if r.AudioSeconds < MinAudioSeconds {
-				return limitf("%s: audio is %.1f s; audio references need at least %.0f s", refName(i, r), r.AudioSeconds, MinAudioSeconds)
-			}
-		default:
-			return limitf("%s: unknown kind %v", refName(i, r), r.Kind)
 		}
 		if r.Kind.HasAudio() {
 			audios++
@@ -267,7 +295,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 				// audio input.
 				rl.UsedSeconds = math.Min(r.AudioSeconds, float64(frames)/FPS)
 				if rl.Frames < minSoundFrame || rl.UsedSeconds < MinAudioSeconds {
-					return nil, limitf("%s: its soundtrack covers %.1f s of the %d decoded frames; a soundtrack needs 2 s (use at least 56 output frames, or drop the sound)", refName(i, r), rl.UsedSeconds, rl.Frames)
+					return nil, refLimit(i, r, fmt.Sprintf("its soundtrack covers %.1f s of the %d decoded frames; a soundtrack needs 2 s (use at least 56 output frames, or drop the sound)", rl.UsedSeconds, rl.Frames))
 				}
 			}
 		case RefAudio:
@@ -279,7 +307,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			if rl.UsedSeconds > audioLeft {
 				rl.UsedSeconds = audioLeft
 				if rl.UsedSeconds < MinAudioSeconds {
-					return nil, limitf("%s: audio inputs total more than %.0f s; shorten or drop one", refName(i, r), MaxAudioSeconds)
+					return nil, refLimit(i, r, fmt.Sprintf("audio inputs total more than %.0f s; shorten or drop one", MaxAudioSeconds))
 				}
 			}
 			audioLeft -= rl.UsedSeconds

@@ -255,22 +255,30 @@ func newState(r Request) (state, error) {
 	s.spec = layout.Spec{Canvas: model, Frames: r.Frames, PromptTokens: r.PromptTokens,
 		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor}
 	for _, ref := range r.Refs {
-		lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height},
-			Policy: r.ImagePolicy, ClipPolicy: r.ClipPolicy}
-		switch ref.Kind {
-		case layout.RefVideo, layout.RefVideoAudio:
-			lr.SourceFrames = ref.Media.framesAt24()
-			lr.AudioSeconds = ref.Media.AudioSeconds
-		case layout.RefAudio:
-			lr.AudioSeconds = ref.Media.DurationS
-			lr.AudioRate = ref.Media.AudioRate
-			if lr.AudioSeconds == 0 {
-				lr.AudioSeconds = ref.Media.AudioSeconds
-			}
-		}
+		lr := ref.Layout()
+		lr.Policy, lr.ClipPolicy = r.ImagePolicy, r.ClipPolicy
 		s.spec.Refs = append(s.spec.Refs, lr)
 	}
 	return s, nil
+}
+
+// Layout is the reference as the layout rules see it (sizing policies
+// left to the request), so a single file can be checked the way its plan
+// will check it (layout.CheckRef).
+func (ref Reference) Layout() layout.Ref {
+	lr := layout.Ref{Kind: ref.Kind, Name: ref.Path, Source: layout.Canvas{Width: ref.Media.Width, Height: ref.Media.Height}}
+	switch ref.Kind {
+	case layout.RefVideo, layout.RefVideoAudio:
+		lr.SourceFrames = ref.Media.framesAt24()
+		lr.AudioSeconds = ref.Media.AudioSeconds
+	case layout.RefAudio:
+		lr.AudioSeconds = ref.Media.DurationS
+		lr.AudioRate = ref.Media.AudioRate
+		if lr.AudioSeconds == 0 {
+			lr.AudioSeconds = ref.Media.AudioSeconds
+		}
+	}
+	return lr
 }
 
 func (s state) clone() state {
