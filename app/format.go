@@ -13,7 +13,16 @@ import (
 // GBText prints bytes in the GB Apple sells and Activity Monitor shows
 // (2^30 bytes), the unit the machine profiles' sizes are in. The CLI and
 // the window both print sizes with it, so they never disagree on a unit.
-func GBText(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/(1<<30)) }
+// Below 1 GB it keeps two decimals: the tiny model's peaks and small
+// budgets would otherwise all read "0.0 GB" or "0.1 GB" (a refusal said
+// "over this machine's 0.0 GB budget").
+func GBText(b int64) string {
+	gb := float64(b) / (1 << 30)
+	if b > 0 && b < 1<<30 {
+		return fmt.Sprintf("%.2f GB", gb)
+	}
+	return fmt.Sprintf("%.1f GB", gb)
+}
 
 // DurationText prints an estimate or a wall time in seconds at the
 // precision that means something: tenths below 10 s, where the tiny
