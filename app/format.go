@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"h3studio/engine"
+	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/media"
 )
@@ -136,4 +137,28 @@ func ShuttleText(speed int) string {
 		return fmt.Sprintf("−%d×", -speed)
 	}
 	return fmt.Sprintf("%d×", speed)
+}
+
+// TokensText is the plan's text-encoder line: the Qwen sequence and what
+// it is made of, with the count's noun agreeing with it.
+func TokensText(tt plan.TextTokens) string {
+	est := ""
+	if tt.Estimated {
+		est = " (estimated)"
+	}
+	return fmt.Sprintf("Text encoder: %s — prompt %d%s, labels %d, vision %d", countText(tt.Total, "token"), tt.Prompt, est, tt.Labels, tt.Vision)
+}
+
+// RowsText is the plan's transformer line: the rows one denoising step
+// attends over, by what they hold.
+func RowsText(d layout.RowCounts) string {
+	return fmt.Sprintf("Transformer rows: %d — video %d, audio %d, references %d, text %d, conditions %d", d.Total, d.Video, d.Audio, d.References, d.Text, d.Conditions)
+}
+
+// countText is "1 token", "2 tokens".
+func countText(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

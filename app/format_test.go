@@ -1,10 +1,12 @@
 package app
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"h3studio/engine"
+	"h3studio/engine/plan"
 )
 
 func TestDurationText(t *testing.T) {
@@ -89,5 +91,14 @@ func TestLoopAndShuttleText(t *testing.T) {
 		if got := ShuttleText(speed); got != want {
 			t.Errorf("ShuttleText(%d) = %q, want %q", speed, got, want)
 		}
+	}
+}
+
+func TestTokensTextAgrees(t *testing.T) {
+	if got := TokensText(plan.TextTokens{Total: 1, Prompt: 1}); !strings.HasPrefix(got, "Text encoder: 1 token —") {
+		t.Errorf("one token: %q", got)
+	}
+	if got := TokensText(plan.TextTokens{Total: 9, Prompt: 9, Estimated: true}); !strings.HasPrefix(got, "Text encoder: 9 tokens — prompt 9 (estimated)") {
+		t.Errorf("nine tokens: %q", got)
 	}
 }

@@ -81,14 +81,8 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 		render = fmt.Sprintf(", rendered at %s", pl.RenderCanvas)
 	}
 	p.summary.SetText(fmt.Sprintf("%s · %s%s · %d frames = %.2f s", pl.Task, pl.Canvas, render, pl.Frames, pl.Seconds))
-	tt := pl.TextTokens
-	est := ""
-	if tt.Estimated {
-		est = " (estimated)"
-	}
-	p.tokens.SetText(fmt.Sprintf("Text encoder: %d tokens — prompt %d%s, labels %d, vision %d", tt.Total, tt.Prompt, est, tt.Labels, tt.Vision))
-	d := pl.DiTRows
-	p.rows.SetText(fmt.Sprintf("DiT rows: %d — video %d, audio %d, references %d, text %d, conditions %d", d.Total, d.Video, d.Audio, d.References, d.Text, d.Conditions))
+	p.tokens.SetText(app.TokensText(pl.TextTokens))
+	p.rows.SetText(app.RowsText(pl.DiTRows))
 	m := pl.Memory
 	if m.BudgetBytes > 0 {
 		p.memory.SetValue(min(float64(m.PeakBytes)/float64(m.BudgetBytes), 1))
