@@ -264,3 +264,15 @@ func resizeNN(img image.Image, w, h int) image.Image {
 	}
 	return out
 }
+
+// children are what a test walk descends into: a container's objects, a
+// widget's live renderer's objects.
+func children(o fyne.CanvasObject) []fyne.CanvasObject {
+	switch v := o.(type) {
+	case *fyne.Container:
+		return v.Objects
+	case fyne.Widget:
+		return test.WidgetRenderer(v).Objects()
+	}
+	return nil
+}

@@ -6,7 +6,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -53,13 +52,7 @@ func leaves(o fyne.CanvasObject, at fyne.Position, clip rect, out *[]rect) {
 	if _, ok := o.(*container.Scroll); ok {
 		clip = clip.intersect(box)
 	}
-	var kids []fyne.CanvasObject
-	switch v := o.(type) {
-	case *fyne.Container:
-		kids = v.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(v).Objects()
-	}
+	kids := children(o)
 	for _, k := range kids {
 		leaves(k, at.Add(k.Position()), clip, out)
 	}
@@ -87,13 +80,7 @@ func contains(o, target fyne.CanvasObject) bool {
 	if o == target {
 		return true
 	}
-	var kids []fyne.CanvasObject
-	switch v := o.(type) {
-	case *fyne.Container:
-		kids = v.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(v).Objects()
-	}
+	kids := children(o)
 	for _, k := range kids {
 		if contains(k, target) {
 			return true
@@ -107,13 +94,7 @@ func findSplit(o, top, bottom fyne.CanvasObject) *container.Split {
 	if sp, ok := o.(*container.Split); ok && !sp.Horizontal && contains(sp.Leading, top) && contains(sp.Trailing, bottom) {
 		return sp
 	}
-	var kids []fyne.CanvasObject
-	switch v := o.(type) {
-	case *fyne.Container:
-		kids = v.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(v).Objects()
-	}
+	kids := children(o)
 	for _, k := range kids {
 		if sp := findSplit(k, top, bottom); sp != nil {
 			return sp
@@ -141,13 +122,7 @@ func visibleButtons(o fyne.CanvasObject) []shownButton {
 	case *tipButton:
 		return []shownButton{{v, &v.Button}}
 	}
-	var kids []fyne.CanvasObject
-	switch v := o.(type) {
-	case *fyne.Container:
-		kids = v.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(v).Objects()
-	}
+	kids := children(o)
 	var out []shownButton
 	for _, k := range kids {
 		out = append(out, visibleButtons(k)...)
@@ -161,13 +136,7 @@ func absPos(o, target fyne.CanvasObject, at fyne.Position) (fyne.Position, bool)
 	if o == target {
 		return at, true
 	}
-	var kids []fyne.CanvasObject
-	switch v := o.(type) {
-	case *fyne.Container:
-		kids = v.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(v).Objects()
-	}
+	kids := children(o)
 	for _, k := range kids {
 		if p, ok := absPos(k, target, at.Add(k.Position())); ok {
 			return p, true

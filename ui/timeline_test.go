@@ -363,13 +363,7 @@ func visit(w fyne.Window, f func(fyne.CanvasObject, box)) {
 		}
 		p := at.Add(o.Position())
 		f(o, box{p.X, p.Y, p.X + o.Size().Width, p.Y + o.Size().Height})
-		var kids []fyne.CanvasObject
-		switch c := o.(type) {
-		case *fyne.Container:
-			kids = c.Objects
-		case fyne.Widget:
-			kids = test.WidgetRenderer(c).Objects()
-		}
+		kids := children(o)
 		for _, k := range kids {
 			walk(k, p)
 		}
