@@ -23,6 +23,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from gputime import timed
+
 HIDDEN, HEADS, HEAD_DIM, FFN = 5376, 56, 128, 14336
 INNER = HEADS * HEAD_DIM
 ROPE_HALF = 48  # 3 axes x 16 frequencies: RoPE covers 2*48 = 96 dims of a head
@@ -77,22 +79,6 @@ def block(w, x, mod, cos, sin):
     return x + mod[5] * ((F.silu(g) * u) @ w["fc2"].t())
 
 
-def timed(fn, reps, warm=1):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) / 1000)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 def breakdown(w, rows, dev, dt):
     """One block's ops alone at rows rows: the four GEMMs, SDPA, the rest."""
     x = torch.randn(rows, HIDDEN, device=dev, dtype=dt)
@@ -102,10 +88,10 @@ def breakdown(w, rows, dev, dt):
     xi, xf = torch.randn(rows, INNER, device=dev, dtype=dt), torch.randn(rows, FFN, device=dev, dtype=dt)
     q = torch.randn(1, HEADS, rows, HEAD_DIM, device=dev, dtype=dt)
     with torch.no_grad():
-        gemm = sum(timed(f, 5) for f in (lambda: x @ w["qkv"].t(), lambda: xi @ w["out"].t(),
+        gemm = sum(timed(f, 5, 1) for f in (lambda: x @ w["qkv"].t(), lambda: xi @ w["out"].t(),
                                          lambda: x @ w["fc1"].t(), lambda: xf @ w["fc2"].t()))
-        attn = timed(lambda: F.scaled_dot_product_attention(q, q, q), 5)
-        whole = timed(lambda: block(w, x, mod, cos, sin), 5)
+        attn = timed(lambda: F.scaled_dot_product_attention(q, q, q), 5, 1)
+        whole = timed(lambda: block(w, x, mod, cos, sin), 5, 1)
     return {"block_s": whole, "gemm_s": gemm, "attention_s": attn, "rest_s": max(whole - gemm - attn, 0.0)}
 
 
@@ -138,7 +124,7 @@ def main():
 
         torch.cuda.reset_peak_memory_stats()
         with torch.no_grad():
-            s = timed(forward, 1 if rows > 16384 else 3)
+            s = timed(forward, 1 if rows > 16384 else 3, 1)
         fl = args.blocks * block_flops(rows)
         res["shapes"].append({"rows": rows, "seconds": s, "tflops": fl / s / 1e12,
                               "peak_bytes": torch.cuda.max_memory_allocated(),

@@ -24,6 +24,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from gputime import timed
+
 HIDDEN, INTER, HEADS, KV_HEADS, HEAD_DIM = 5120, 25600, 64, 8, 128
 THETA, EPS = 5_000_000.0, 1e-6
 
@@ -78,19 +80,6 @@ def layer(w, x, cos, sin):
     x = x + o[0].transpose(0, 1).reshape(s, HEADS * HEAD_DIM) @ w["o"].t()
     h = rms(x, w["post"])
     return x + (F.silu(h @ w["gate"].t()) * (h @ w["up"].t())) @ w["down"].t()
-
-
-def timed(fn, reps):
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) / 1000)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def main():
