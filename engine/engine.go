@@ -71,6 +71,11 @@ type Engine struct {
 	tokOnce sync.Once
 	tok     *tokenizer.Tokenizer
 	tokErr  error
+
+	// previewKeys memoises PreviewKey per partition: it reads the whole
+	// video VAE.
+	keyMu       sync.Mutex
+	previewKeys map[string]string
 }
 
 // Open discovers the snapshot at dir and starts the compute backend. dir is
