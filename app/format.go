@@ -162,3 +162,25 @@ func countText(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// MemoryText is the meter beside a render's progress: the memory in use
+// now against the plan's predicted peak ("0.31 GB of 0.35 GB planned"),
+// with the GPU's share where the backend reports one. Without a plan
+// (planned 0) it says what is in use; with nothing known, nothing.
+func MemoryText(u MemoryUse, planned int64) string {
+	now := u.Resident
+	if now <= 0 {
+		now = u.Device
+	}
+	if now <= 0 {
+		return ""
+	}
+	s := GBText(now) + " in use"
+	if planned > 0 {
+		s = GBText(now) + " of " + GBText(planned) + " planned"
+	}
+	if u.Device > 0 && u.Resident > 0 {
+		s += " · GPU " + GBText(u.Device)
+	}
+	return s
+}

@@ -22,7 +22,7 @@ func (s *Studio) centerColumn() fyne.CanvasObject {
 	// One row for the buttons and the progress, so the editor keeps the
 	// height: at 1280x800 it shows whole above a viewer of ~300 px.
 	controls := container.NewVBox(
-		container.NewBorder(nil, nil, container.NewHBox(s.renderBtn, s.cancelBtn, s.phase), s.eta, s.progress),
+		container.NewBorder(nil, nil, container.NewHBox(s.renderBtn, s.cancelBtn, s.phase), container.NewHBox(s.meter.box, s.eta), s.progress),
 		s.reason)
 	s.edScroll = container.NewVScroll(s.ed.view())
 	split := container.NewVSplit(container.NewBorder(nil, controls, nil, nil, s.edScroll), s.stage)
