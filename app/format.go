@@ -61,6 +61,8 @@ func PhaseTitle(p engine.Phase) string {
 		return "Planning"
 	case engine.PhaseLoad:
 		return "Loading weights"
+	case engine.PhasePreview:
+		return "Fitting the step preview"
 	case engine.PhaseReferences:
 		return "Reading references"
 	case engine.PhaseEncode:

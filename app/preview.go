@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"h3studio/engine"
 	"h3studio/engine/preview"
@@ -20,8 +21,10 @@ const previewDir = "preview"
 // PreviewMap is the step preview's latent-to-RGB map for the partition's
 // video VAE: read from cacheDir when this VAE was fitted before, else
 // fitted now with the VAE's decoder (seconds, once per VAE) and stored
-// there ("" keeps it nowhere). The engine must not be generating.
-func PreviewMap(ctx context.Context, eng *engine.Engine, partition, cacheDir string) (*preview.Map, error) {
+// there ("" keeps it nowhere). A fit is reported to sink as the preview
+// phase, so the window says what the wait is. The engine must not be
+// generating.
+func PreviewMap(ctx context.Context, eng *engine.Engine, partition, cacheDir string, sink engine.Sink) (*preview.Map, error) {
 	key, err := eng.PreviewKey(partition)
 	if err != nil {
 		return nil, err
@@ -32,10 +35,17 @@ func PreviewMap(ctx context.Context, eng *engine.Engine, partition, cacheDir str
 			return m, nil
 		}
 	}
+	t0 := time.Now()
+	sink(engine.Event{Kind: engine.EventStart, Phase: engine.PhasePreview})
 	m, err := eng.FitPreview(ctx, partition)
-	if err != nil || cacheDir == "" {
-		return m, err
+	if err != nil {
+		return nil, err
 	}
+	sink(engine.Event{Kind: engine.EventEnd, Phase: engine.PhasePreview, Elapsed: time.Since(t0)})
+	if cacheDir == "" {
+		return m, nil
+	}
+	// A map that could not be stored still serves this render.
 	return m, writePreviewMap(path, m)
 }
 
@@ -85,16 +95,16 @@ func writePreviewMap(path string, m *preview.Map) error {
 
 // jobPreviewMap is the map a job's render shows its steps through; when
 // there is none (the fit failed), the preview is the false-colour view
-// and the render goes on, so a failure is only logged.
-func (j *Job) jobPreviewMap(ctx context.Context) *preview.Map {
-	m, err := PreviewMap(ctx, j.Engine, j.Plan.Partition, j.cacheDir)
+// and the render goes on, so a failure is only logged, as is a map that
+// could not be stored (the next render fits again).
+func (j *Job) jobPreviewMap(ctx context.Context, sink engine.Sink) *preview.Map {
+	m, err := PreviewMap(ctx, j.Engine, j.Plan.Partition, j.cacheDir, sink)
 	if err != nil {
 		log := j.log
 		if log == nil {
 			log = slog.Default()
 		}
-		log.Warn("app: step preview in false colour", "err", err)
-		return nil
+		log.Warn("app: step preview map", "err", err, "fitted", m != nil)
 	}
 	return m
 }

@@ -12,10 +12,11 @@ import (
 	"h3studio/engine/preview"
 )
 
-// The step preview's map is fitted once per VAE and kept in the cache
-// folder under the VAE's key: a render takes the cached map as it is (a
-// flat map turns every step's preview into its one colour), and a damaged
-// file is fitted again and replaced.
+// The step preview's map is fitted once per VAE (reported as the preview
+// phase) and kept in the cache folder under the VAE's key: a render takes
+// the cached map as it is, with no fit (a flat map turns every step's
+// preview into its one colour), and a damaged file is fitted again and
+// replaced.
 func TestPreviewMapCachedPerVAE(t *testing.T) {
 	rd := newRenderer(t)
 	rd.Preview = true
@@ -32,9 +33,13 @@ func TestPreviewMapCachedPerVAE(t *testing.T) {
 	os.Remove(path)
 	t.Cleanup(func() { os.Remove(path) })
 
-	fitted, err := PreviewMap(ctx, job.Engine, job.Plan.Partition, rd.CacheDir)
+	fit := &events{}
+	fitted, err := PreviewMap(ctx, job.Engine, job.Plan.Partition, rd.CacheDir, fit.sink)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(fit.find(engine.EventStart, engine.PhasePreview)) != 1 || len(fit.find(engine.EventEnd, engine.PhasePreview)) != 1 {
+		t.Errorf("a fit reported %+v, want the preview phase's start and end", fit.evs)
 	}
 	if stored, err := readPreviewMap(path); err != nil || !reflect.DeepEqual(stored, fitted) {
 		t.Fatalf("cache file holds %v (%v), want the fitted map", stored, err)
@@ -64,11 +69,14 @@ func TestPreviewMapCachedPerVAE(t *testing.T) {
 	if len(steps) == 0 {
 		t.Fatal("no denoise steps")
 	}
+	if n := len(ev.find(engine.EventStart, engine.PhasePreview)); n != 0 {
+		t.Errorf("a render with a cached map fitted again (%d preview phases)", n)
+	}
 
 	if err := os.WriteFile(path, []byte(`{"channels": 3}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	again, err := PreviewMap(ctx, job.Engine, job.Plan.Partition, rd.CacheDir)
+	again, err := PreviewMap(ctx, job.Engine, job.Plan.Partition, rd.CacheDir, func(engine.Event) {})
 	if err != nil || !reflect.DeepEqual(again, fitted) {
 		t.Fatalf("after a damaged cache file: %v, want the fit again", err)
 	}

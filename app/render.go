@@ -355,7 +355,7 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 	defer out.abort()
 	er := engine.Request{Seed: r.Seed, Preview: j.preview, Media: MediaReader{}, Output: out}
 	if j.preview {
-		er.PreviewMap = j.jobPreviewMap(ctx)
+		er.PreviewMap = j.jobPreviewMap(ctx, sink)
 	}
 	st, err := j.Engine.Generate(ctx, er, j.Plan, sink)
 	if err != nil {
