@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
@@ -15,14 +14,15 @@ import (
 // reading costing anything the render would feel.
 const memMeterPeriod = 250 * time.Millisecond
 
-// memMeter shows, beside the progress while a render runs, the memory in
+// memMeter shows, by the progress while a render runs, the memory in
 // use against the plan's predicted peak. Reads happen on a goroutine of
 // their own; the text is set on the UI goroutine.
 type memMeter struct {
 	label *widget.Label
-	box   fyne.CanvasObject
 	// read is Config.Memory; nil hides the meter for good.
 	read func() app.MemoryUse
+	// relayout lays out what holds the meter after it shows or hides.
+	relayout func()
 	// UI-goroutine state: the running render's predicted peak and the
 	// channel that stops its reader (nil when none runs).
 	planned int64
@@ -31,11 +31,9 @@ type memMeter struct {
 
 func newMemMeter(read func() app.MemoryUse) *memMeter {
 	m := &memMeter{label: widget.NewLabel(""), read: read}
-	// A fixed width, sized for the longest reading, so the progress bar
-	// beside it does not jump as the figures change.
-	probe := widget.NewLabel(app.MemoryText(app.MemoryUse{Resident: 999 << 30, Device: 999 << 30}, 999<<30))
-	m.box = container.NewGridWrap(probe.MinSize(), m.label)
-	m.box.Hide()
+	// Under the progress bar's end, where the ETA is.
+	m.label.Alignment = fyne.TextAlignTrailing
+	m.label.Hide()
 	return m
 }
 
@@ -48,7 +46,8 @@ func (m *memMeter) start(spawn func(func()), post func(func()), done <-chan stru
 	}
 	m.planned = 0
 	m.label.SetText("")
-	m.box.Show()
+	m.label.Show()
+	m.resized()
 	stop := make(chan struct{})
 	m.stop = stop
 	read := m.read
@@ -84,5 +83,12 @@ func (m *memMeter) end() {
 	}
 	close(m.stop)
 	m.stop = nil
-	m.box.Hide()
+	m.label.Hide()
+	m.resized()
+}
+
+func (m *memMeter) resized() {
+	if m.relayout != nil {
+		m.relayout()
+	}
 }

@@ -24,7 +24,7 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 	h.run(func() {
 		real := h.s.meter.read
 		h.s.meter.read = func() app.MemoryUse { reads.Add(1); return real() }
-		if h.s.meter.box.Visible() {
+		if h.s.meter.label.Visible() {
 			t.Error("the meter shows before any render")
 		}
 		req, err := h.s.Request()
@@ -42,7 +42,7 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 	var shown string
 	h.waitFor("the memory meter", 60*time.Second, func() bool {
 		shown = h.s.meter.label.Text
-		return h.s.running != "" && h.s.meter.box.Visible() && strings.HasSuffix(shown, want)
+		return h.s.running != "" && h.s.meter.label.Visible() && strings.HasSuffix(shown, want)
 	})
 	t.Logf("meter during the render: %q", shown)
 	if strings.HasPrefix(shown, "0.00 GB") {
@@ -52,7 +52,7 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 	elapsed := time.Since(t0)
 	n := reads.Load()
 	h.run(func() {
-		if h.s.meter.box.Visible() {
+		if h.s.meter.label.Visible() {
 			t.Error("the meter still shows after the render")
 		}
 	})
