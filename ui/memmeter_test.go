@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"h3studio/app"
@@ -45,6 +46,16 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 		return h.s.running != "" && h.s.meter.label.Visible() && strings.HasSuffix(shown, want)
 	})
 	t.Logf("meter during the render: %q", shown)
+	h.run(func() {
+		// Shown means laid out: a line of its own in the controls, as
+		// wide as they are and under the progress bar.
+		lbl, bar := h.s.meter.label, h.s.progress
+		d := fyne.CurrentApp().Driver()
+		lp, bp := d.AbsolutePositionForObject(lbl), d.AbsolutePositionForObject(bar)
+		if lbl.Size().Width < lbl.MinSize().Width || lbl.Size().Height < lbl.MinSize().Height || lp.Y < bp.Y+bar.Size().Height || lp.X+lbl.Size().Width < bp.X+bar.Size().Width {
+			t.Errorf("meter at %v size %v, progress at %v size %v: not laid out under the bar", lp, lbl.Size(), bp, bar.Size())
+		}
+	})
 	if strings.HasPrefix(shown, "0.00 GB") {
 		t.Errorf("meter %q: no resident memory read", shown)
 	}
