@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"h3studio/engine"
@@ -128,6 +131,7 @@ func adviceFor(err error, s surface) string {
 	var flagErr *FlagError
 	var pathErr *fs.PathError
 	var snap *weights.SnapshotError
+	var save *SaveError
 	name := func(p string) string {
 		if s == window {
 			return baseName(p)
@@ -156,6 +160,8 @@ func adviceFor(err error, s surface) string {
 		return limit.Msg
 	case errors.As(err, &snap):
 		return snapshotAdvice(snap, s)
+	case errors.As(err, &save):
+		return saveAdvice(save, name(save.Path))
 	case errors.As(err, &pathErr):
 		return fileAdvice(&FileError{pathErr.Path, err}, name(pathErr.Path))
 	}
@@ -171,4 +177,16 @@ func snapshotAdvice(e *weights.SnapshotError, s surface) string {
 		msg += " (-d: " + e.Path + " " + e.Msg + ")"
 	}
 	return msg
+}
+
+// saveAdvice is the sentence for a Save As that did not happen.
+func saveAdvice(e *SaveError, name string) string {
+	if errors.Is(e.Err, errOverSource) {
+		return "the clip cannot replace itself; choose another name or folder"
+	}
+	dir := filepath.Dir(e.Path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Sprintf("cannot save %s: the folder %s does not exist; choose another", name, filepath.Base(dir))
+	}
+	return "cannot save " + name + "; check that you may write to that folder and that the disk has room"
 }

@@ -61,6 +61,8 @@ func PhaseTitle(p engine.Phase) string {
 		return "Planning"
 	case engine.PhaseLoad:
 		return "Loading weights"
+	case engine.PhasePreview:
+		return "Fitting the step preview"
 	case engine.PhaseReferences:
 		return "Reading references"
 	case engine.PhaseEncode:
@@ -161,4 +163,26 @@ func countText(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// MemoryText is the meter beside a render's progress: the memory in use
+// now against the plan's predicted peak ("0.31 GB of 0.35 GB planned"),
+// with the GPU's share where the backend reports one. Without a plan
+// (planned 0) it says what is in use; with nothing known, nothing.
+func MemoryText(u MemoryUse, planned int64) string {
+	now := u.Resident
+	if now <= 0 {
+		now = u.Device
+	}
+	if now <= 0 {
+		return ""
+	}
+	s := GBText(now) + " in use"
+	if planned > 0 {
+		s = GBText(now) + " of " + GBText(planned) + " planned"
+	}
+	if u.Device > 0 && u.Resident > 0 {
+		s += " · GPU " + GBText(u.Device)
+	}
+	return s
 }

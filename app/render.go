@@ -194,6 +194,10 @@ type Job struct {
 	Engine  *engine.Engine
 	Stats   *engine.Stats
 	preview bool
+	// cacheDir keeps the fitted preview maps; log takes the warning when
+	// a fit fails.
+	cacheDir string
+	log      *slog.Logger
 	// asked is the request as given, before presets and defaults: what
 	// the clip's metadata stores so a restore shows what the user chose.
 	asked Request
@@ -273,7 +277,7 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 	if err != nil {
 		return nil, &RequestError{nameReference(err, r.References)}
 	}
-	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, asked: req}, nil
+	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, cacheDir: rd.CacheDir, log: rd.Logger, asked: req}, nil
 }
 
 // checkOutput refuses an output path whose folder is missing or which
@@ -350,6 +354,9 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
 	defer out.abort()
 	er := engine.Request{Seed: r.Seed, Preview: j.preview, Media: MediaReader{}, Output: out}
+	if j.preview {
+		er.PreviewMap = j.jobPreviewMap(ctx, sink)
+	}
 	st, err := j.Engine.Generate(ctx, er, j.Plan, sink)
 	if err != nil {
 		return "", err

@@ -113,6 +113,10 @@ func (s *Studio) showPhase(id string, e app.Event) {
 		s.eta.SetText("")
 	case app.EventDecision, app.EventWarning:
 		s.notice.SetText(e.Message)
+	case app.EventEnd:
+		if e.Plan != nil {
+			s.meter.plan(e.Plan.Memory.PeakBytes)
+		}
 	}
 }
 
@@ -123,6 +127,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus) {
 	switch st {
 	case app.StatusRunning:
 		s.running = id
+		s.meter.start(s.spawn, s.co.post, s.ctx.Done())
 		s.cancelBtn.Enable()
 		s.phase.SetText("Starting…")
 		s.progress.SetValue(0)
@@ -130,6 +135,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus) {
 	case app.StatusDone, app.StatusFailed, app.StatusCanceled:
 		if s.running == id {
 			s.running = ""
+			s.meter.end()
 			s.canceling = ""
 			s.cancelBtn.Disable()
 			s.eta.SetText("")

@@ -46,6 +46,9 @@ type Config struct {
 	// (LoadSound in production). Nil leaves clips silent: the headless
 	// tests open one audio device per process only where they mean to.
 	LoadSound func(ctx context.Context, path string) (*Sound, error)
+	// Memory reads the memory in use for the meter beside a render's
+	// progress (app.Renderer.MemoryNow); nil shows no meter.
+	Memory func() app.MemoryUse
 	// RefImageSize and RefClipSize size the references of every request
 	// (app.Request's fields; empty: the official pipeline's sizing).
 	RefImageSize, RefClipSize string
@@ -80,6 +83,7 @@ type Studio struct {
 	phase     *widget.Label
 	progress  *widget.ProgressBar
 	eta       *widget.Label
+	meter     *memMeter
 	preview   *canvas.Image
 	timeline  *Timeline
 	stage     *container.AppTabs
@@ -216,6 +220,7 @@ func (s *Studio) build() {
 	s.phase = widget.NewLabel("Idle")
 	s.progress = widget.NewProgressBar()
 	s.eta = widget.NewLabel("")
+	s.meter = newMemMeter(s.cfg.Memory)
 	s.preview = canvas.NewImageFromImage(nil)
 	s.preview.FillMode = canvas.ImageFillContain
 	s.preview.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight)) // the same picture as the timeline's
