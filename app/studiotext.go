@@ -21,3 +21,22 @@ const (
 // card's prompts separate words with spaces and a tab is a token of its
 // own that shifts the count the plan shows.
 func CleanPrompt(p string) string { return strings.ReplaceAll(p, "\t", " ") }
+
+// RestoringText shows while a reused request's references are read again
+// (files the window has not read since they changed, or since it started).
+func RestoringText(n int) string {
+	return "Restoring the settings; reading " + countText(n, "reference") + "…"
+}
+
+// RestoredText is the notice once a reused request's references are in:
+// notice, then each file that could not be added back and why.
+func RestoredText(notice string, rejected []*RefRejectedError) string {
+	if len(rejected) == 0 {
+		return notice
+	}
+	return notice + " " + AddedText(nil, rejected)
+}
+
+// LastRequestBackText is the notice when the window opens with the last
+// rendered request in the editor.
+const LastRequestBackText = "Your last request is back; drop files to change the references."

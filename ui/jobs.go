@@ -331,39 +331,3 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 	s.histBox.Refresh()
 	relayout(s.histScroll)
 }
-
-// Restore puts a past request back into the editor ("reuse settings"):
-// its fields at once, its references once they are probed again.
-func (s *Studio) Restore(req app.Request) { s.restore(req, "Settings restored from the history.") }
-
-// restore fills the editor and the references from req and says so.
-func (s *Studio) restore(req app.Request, notice string) {
-	s.batch(func() { s.restoreFields(req, notice) })
-}
-
-func (s *Studio) restoreFields(req app.Request, notice string) {
-	s.ed.fill(req)
-	s.images.clear()
-	s.videos.clear()
-	s.audio.clear()
-	s.first.set(nil)
-	s.last.set(nil)
-	var paths []string
-	kinds := map[string]string{}
-	if req.FirstFrame != "" || req.LastFrame != "" {
-		s.mode.SetSelected(modeAnchs)
-		for _, p := range []string{req.FirstFrame, req.LastFrame} {
-			if p != "" {
-				paths = append(paths, p)
-			}
-		}
-	} else {
-		s.mode.SetSelected(modeRefs)
-		for _, r := range req.References {
-			paths = append(paths, r.Path)
-			kinds[r.Path] = r.Kind
-		}
-	}
-	s.addPaths(paths, kinds)
-	s.notice.SetText(notice)
-}

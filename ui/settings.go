@@ -38,8 +38,7 @@ func (s *Studio) loadPrefs() {
 	if raw := p.String(prefLastRequest); raw != "" {
 		var r app.Request
 		if json.Unmarshal([]byte(raw), &r) == nil {
-			s.Restore(r)
-			s.notice.SetText("Your last request is back; drop files to change the references.")
+			s.restore(r, app.LastRequestBackText)
 		}
 	}
 }

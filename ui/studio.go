@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -410,13 +409,9 @@ func (s *Studio) addPathsAt(paths []string, kinds map[string]string, target *anc
 		var rejected []*app.RefRejectedError
 		for _, p := range paths {
 			it, err := loadRef(s.ctx, p, kinds[p])
-			var rej *app.RefRejectedError
-			switch {
-			case errors.As(err, &rej):
-				rejected = append(rejected, rej)
-			case err != nil:
-				rejected = append(rejected, &app.RefRejectedError{Name: app.RefFileName(p), Reason: app.Advice(err), Err: err})
-			default:
+			if err != nil {
+				rejected = append(rejected, rejection(p, err))
+			} else {
 				items = append(items, it)
 			}
 		}
