@@ -88,6 +88,7 @@ type Studio struct {
 	leftScroll, planScroll, queueScroll, histScroll *container.Scroll
 	edScroll                                        *container.Scroll
 	queueBox                                        *fyne.Container
+	clearDone                                       *widget.Button // "Clear finished" above the queue
 	histBox                                         *fyne.Container
 
 	// UI-goroutine state.
@@ -220,6 +221,7 @@ func (s *Studio) build() {
 	s.preview.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight)) // the same picture as the timeline's
 	s.timeline = NewTimeline(s.cfg.Exec.Do)
 	s.queueBox = container.NewVBox()
+	s.clearDone = widget.NewButtonWithIcon("Clear finished", theme.ContentClearIcon(), s.ClearFinished)
 	s.histBox = container.NewVBox()
 	s.showQueue()
 }
@@ -247,7 +249,7 @@ func (s *Studio) layout() fyne.CanvasObject {
 	s.histScroll = container.NewVScroll(s.histBox)
 	s.side = container.NewAppTabs(
 		container.NewTabItem("Plan", s.planScroll),
-		container.NewTabItem("Queue", s.queueScroll),
+		container.NewTabItem("Queue", container.NewBorder(container.NewHBox(s.clearDone), nil, nil, nil, s.queueScroll)),
 		container.NewTabItem("History", s.histScroll))
 	split := container.NewHSplit(left, container.NewHSplit(center, s.side))
 	split.Offset = 0.28
