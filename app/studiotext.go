@@ -1,6 +1,9 @@
 package app
 
-import "strings"
+import (
+	"h3studio/engine/plan"
+	"strings"
+)
 
 // Sentences of the studio window's safety net, kept here with the rest of
 // what people read.
@@ -40,3 +43,20 @@ func RestoredText(notice string, rejected []*RefRejectedError) string {
 // LastRequestBackText is the notice when the window opens with the last
 // rendered request in the editor.
 const LastRequestBackText = "Your last request is back; drop files to change the references."
+
+// Sentences of the Settings dialog. It stays open on a bad entry and
+// shows the sentence under the fields, so nothing typed is lost.
+const (
+	// BadMemoryBudgetText is a budget field that is not a size.
+	BadMemoryBudgetText = "The memory budget must be a number of GB above zero, such as 48 or 0.5, or empty for the machine's own budget."
+	// NoClipFolderText is a clip folder that is not there.
+	NoClipFolderText = "The folder for clips does not exist; choose an existing folder."
+	// CheckingModelText shows while Settings checks the model folder.
+	CheckingModelText = "Checking the model folder…"
+)
+
+// OwnBudgetText is the memory field's placeholder: empty is the machine's
+// own budget, named as a Mac only on one.
+func OwnBudgetText(mc plan.Machine) string {
+	return "empty: " + machineNoun(mc.Mac()) + "'s budget, " + GBText(mc.Budget())
+}

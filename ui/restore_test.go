@@ -121,14 +121,16 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		test.Tap(h.dialogButton("Save"))
 	})
 	h.run(func() {
-		if h.s.memoryGB != 0 {
-			t.Errorf("a budget of %q was accepted as %g", "half a GB", h.s.memoryGB)
+		// The dialog stays open with what was typed and why it is wrong
+		// beside it (it used to close and lose the input).
+		f := h.s.settings
+		if h.s.memoryGB != 0 || !hasDialog(h.s.win.Canvas()) || f.mem.Text != "half a GB" || !f.problem.Visible() || f.problem.Text != app.BadMemoryBudgetText {
+			t.Errorf("budget %q: accepted as %g, dialog open %v, field %q, problem %q", "half a GB", h.s.memoryGB, hasDialog(h.s.win.Canvas()), f.mem.Text, f.problem.Text)
 		}
-		test.Tap(h.dialogButton("OK")) // the error dialog says why
-		h.s.ShowSettings()
-		h.s.settings.mem.SetText("0.05")
+		f.mem.SetText("0.05")
 		test.Tap(h.dialogButton("Save"))
 	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 	h.waitSettled()
 	var req app.Request
 	h.run(func() {
@@ -163,6 +165,7 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		h.s.settings.mem.SetText("")
 		test.Tap(h.dialogButton("Save"))
 	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 	h.waitSettled()
 	h.run(func() {
 		if h.s.renderBtn.Disabled() || strings.Contains(h.s.plan.memText, "Settings") {
@@ -245,4 +248,32 @@ func TestRestoreLastFrameOnly(t *testing.T) {
 			t.Errorf("request first %q last %q", got.FirstFrame, got.LastFrame)
 		}
 	})
+}
+
+// Settings refuses a model folder the engine cannot open (the CLI's -d
+// check), says why under the fields and keeps the dialog open; a new user
+// saved /tmp as the model folder.
+func TestSettingsRefusesAFolderThatIsNoModel(t *testing.T) {
+	h := newHarness(t)
+	h.waitSettled()
+	notModel := t.TempDir()
+	h.run(func() {
+		h.s.ShowSettings()
+		h.s.settings.model.SetText(notModel)
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitFor("the check", 10*time.Second, func() bool { return !h.s.settings.save.Disabled() })
+	h.run(func() {
+		f := h.s.settings
+		want := app.Advice(app.CheckModelFolder(notModel))
+		if !hasDialog(h.s.win.Canvas()) || f.model.Text != notModel || f.problem.Text != want || !strings.Contains(want, "not a usable MiniMax-H3 model") {
+			t.Errorf("dialog open %v, field %q, problem %q (want %q)", hasDialog(h.s.win.Canvas()), f.model.Text, f.problem.Text, want)
+		}
+		if h.s.model != "" || h.s.app.Preferences().String(prefModel) != "" {
+			t.Errorf("the folder was taken: model %q", h.s.model)
+		}
+		f.model.SetText("")
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 }
