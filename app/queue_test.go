@@ -216,3 +216,62 @@ func TestQueueJobs(t *testing.T) {
 		t.Errorf("observer told before the view changed: %v", stale)
 	}
 }
+
+// ClearFinished forgets the jobs that ended, however they ended, and keeps
+// the running and queued ones; the history keeps every entry.
+func TestQueueClearFinished(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gate := make(chan struct{})
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		if req.Prompt == "hold" {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return "", engine.ErrCanceled
+			}
+		}
+		if req.Prompt == "fail" {
+			return "", errors.New("engine: the model refused")
+		}
+		return req.Output, os.WriteFile(req.Output, []byte(req.Prompt), 0o644)
+	}
+	q := NewQueue(h, render, nil)
+	defer q.Close()
+	ids := map[string]string{}
+	for _, p := range []string{"done", "fail", "hold", "next", "dropped"} {
+		id, err := q.Submit(Request{Prompt: p, Output: filepath.Join(dir, p+".mp4")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = id
+	}
+	q.Cancel(ids["dropped"])
+	waitStatus(t, h, ids["hold"], StatusRunning)
+	if n := q.ClearFinished(); n != 3 {
+		t.Errorf("cleared %d jobs, want 3 (done, failed, canceled)", n)
+	}
+	var left []string
+	for _, j := range q.Jobs() {
+		left = append(left, j.Request.Prompt+":"+string(j.Status))
+	}
+	if got, want := strings.Join(left, " "), "hold:running next:queued"; got != want {
+		t.Errorf("after ClearFinished: %q, want %q", got, want)
+	}
+	if j, ok := q.Job(ids["done"]); ok {
+		t.Errorf("a cleared job is still there: %+v", j)
+	}
+	close(gate)
+	waitStatus(t, h, ids["next"], StatusDone)
+	entries, err := h.List()
+	if err != nil || len(entries) != 5 {
+		t.Errorf("history has %d entries (%v), want all 5", len(entries), err)
+	}
+	e, _ := h.Get(ids["next"])
+	if e.Started.IsZero() || !e.Finished.After(e.Started) {
+		t.Errorf("history entry started %v, finished %v", e.Started, e.Finished)
+	}
+}
