@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,5 +274,32 @@ func TestQueueClearFinished(t *testing.T) {
 	e, _ := h.Get(ids["next"])
 	if e.Started.IsZero() || !e.Finished.After(e.Started) {
 		t.Errorf("history entry started %v, finished %v", e.Started, e.Finished)
+	}
+}
+
+// A job that stops early keeps its last step preview as its row's
+// picture; a job without a clip or a preview has none.
+func TestQueueKeepsTheLastPreview(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := image.NewNRGBA(image.Rect(0, 0, 8, 8))
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		if req.Prompt == "previewed" {
+			sink(engine.Event{Phase: engine.PhaseDenoise, Step: 1, Total: 2, Preview: image.NewNRGBA(image.Rect(0, 0, 8, 8))})
+			sink(engine.Event{Phase: engine.PhaseDenoise, Step: 2, Total: 2, Preview: last})
+		}
+		return "", errors.New("engine: the model refused")
+	}
+	q := NewQueue(h, render, nil)
+	defer q.Close()
+	a, _ := q.Submit(Request{Prompt: "previewed"})
+	b, _ := q.Submit(Request{Prompt: "bare"})
+	waitStatus(t, h, b, StatusFailed)
+	for id, want := range map[string]image.Image{a: last, b: nil} {
+		if j, _ := q.Job(id); j.Thumb != want {
+			t.Errorf("%s: thumbnail %v, want %v", j.Request.Prompt, j.Thumb != nil, want != nil)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func (s *Studio) dropPaths(paths []string, target *anchorWell) {
 		}
 	}
 	if movies == 0 {
-		s.addPathsAt(paths, nil, target)
+		s.addPathsAt(paths, target)
 		return
 	}
 	s.loading++
@@ -58,7 +58,7 @@ func (s *Studio) dropPaths(paths []string, target *anchorWell) {
 		}
 		s.cfg.Exec.Do(func() {
 			s.loading--
-			s.addPathsAt(refs, nil, target)
+			s.addPathsAt(refs, target)
 			if offer != nil {
 				s.offerRestore(*offer)
 			} else if len(refs) == 0 {

@@ -391,16 +391,12 @@ func (s *Studio) OnDropped(pos fyne.Position, uris []fyne.URI) {
 }
 
 // AddPaths adds files as references (or anchors in first/last mode).
-func (s *Studio) AddPaths(paths []string) { s.addPaths(paths, nil) }
+func (s *Studio) AddPaths(paths []string) { s.addPathsAt(paths, nil) }
 
-// addPaths adds files; kinds, when given, keeps a restored reference's
-// kind (a clip used without its sound) instead of the probed default.
-func (s *Studio) addPaths(paths []string, kinds map[string]string) { s.addPathsAt(paths, kinds, nil) }
-
-// addPathsAt adds files as addPaths does; target is the frame slot a drop
+// addPathsAt adds files as AddPaths does; target is the frame slot a drop
 // landed on (nil: none). The notice then says what went where and what
 // was not added, and why.
-func (s *Studio) addPathsAt(paths []string, kinds map[string]string, target *anchorWell) {
+func (s *Studio) addPathsAt(paths []string, target *anchorWell) {
 	if len(paths) == 0 {
 		return
 	}
@@ -410,7 +406,7 @@ func (s *Studio) addPathsAt(paths []string, kinds map[string]string, target *anc
 		var items []*refItem
 		var rejected []*app.RefRejectedError
 		for _, p := range paths {
-			it, err := loadRef(s.ctx, p, kinds[p])
+			it, err := loadRef(s.ctx, p, "")
 			if err != nil {
 				rejected = append(rejected, rejection(p, err))
 			} else {
