@@ -60,3 +60,7 @@ const (
 func OwnBudgetText(mc plan.Machine) string {
 	return "empty: " + machineNoun(mc.Mac()) + "'s budget, " + GBText(mc.Budget())
 }
+
+// ReadingText shows while dropped or chosen files are read ("Reading 1
+// file…", never "1 file(s)").
+func ReadingText(n int) string { return "Reading " + countText(n, "file") + "…" }

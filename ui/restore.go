@@ -38,7 +38,7 @@ func (s *Studio) dropPaths(paths []string, target *anchorWell) {
 		return
 	}
 	s.loading++
-	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
+	s.notice.SetText(app.ReadingText(len(paths)))
 	s.spawn(func() {
 		var offer *renderedClip
 		var refs []string

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -401,7 +400,7 @@ func (s *Studio) addPathsAt(paths []string, target *anchorWell) {
 		return
 	}
 	s.loading++
-	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
+	s.notice.SetText(app.ReadingText(len(paths)))
 	s.spawn(func() {
 		var items []*refItem
 		var rejected []*app.RefRejectedError
