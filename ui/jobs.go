@@ -333,12 +333,19 @@ func (s *Studio) refreshHistory() {
 	})
 }
 
-// historyThumbs draws the entries' thumbnails off the UI goroutine: a
-// finished clip's poster frame (app caches it), else the last step
-// preview the queue kept of a job that stopped early in this session.
+// historyThumbRows is how many of the newest history rows get a picture:
+// each is an FFmpeg decode the first time, and the history is redrawn
+// after every job, so a long history must not redecode hundreds of clips
+// (app's cache holds fewer than that).
+const historyThumbRows = 48
+
+// historyThumbs draws the newest entries' thumbnails off the UI
+// goroutine: a finished clip's poster frame (app caches it), else the
+// last step preview the queue kept of a job that stopped early in this
+// session.
 func (s *Studio) historyThumbs(entries []app.Entry) map[string]image.Image {
 	out := map[string]image.Image{}
-	for _, e := range entries {
+	for _, e := range entries[:min(len(entries), historyThumbRows)] {
 		if e.Status == app.StatusDone && e.Output != "" {
 			if th, err := app.Thumbnail(s.ctx, e.Output, app.ThumbSide); err == nil {
 				out[e.ID] = th
