@@ -121,6 +121,9 @@ type restoredRef struct {
 	slot       *anchorWell
 }
 
+// fits is whether it can go where r goes: a frame slot takes a picture.
+func (r restoredRef) fits(it *refItem) bool { return r.slot == nil || it.Kind == app.RefImage }
+
 // restoredRefs lists req's references in request order; a request with
 // only a last frame keeps it in the Last slot.
 func (s *Studio) restoredRefs(req app.Request) []restoredRef {
@@ -160,7 +163,8 @@ func (s *Studio) restoreFields(req app.Request, notice string) {
 	items := make([]*refItem, len(refs))
 	ready := true
 	for i, r := range refs {
-		if items[i], ready = readyRef(s.ctx, r.path, r.kind); !ready {
+		if items[i], ready = readyRef(s.ctx, r.path, r.kind); !ready || !r.fits(items[i]) {
+			ready = false // the full read below says why
 			break
 		}
 	}
@@ -175,8 +179,12 @@ func (s *Studio) restoreFields(req app.Request, notice string) {
 		var rejected []*app.RefRejectedError
 		for i, r := range refs {
 			it, err := loadRef(s.ctx, r.path, r.kind)
-			if err != nil {
+			switch {
+			case err != nil:
 				rejected = append(rejected, rejection(r.path, err))
+			case !r.fits(it):
+				rejected = append(rejected, &app.RefRejectedError{Name: app.RefFileName(r.path), Reason: app.AnchorsTakePictures})
+				it = nil
 			}
 			items[i] = it
 		}

@@ -107,7 +107,7 @@ func (s *Studio) ShowSettings() {
 	f.dlg = dialog.NewCustomWithoutButtons("Settings", container.NewVBox(form, f.problem), s.win)
 	f.save = widget.NewButton("Save", func() { s.saveSettings(f) })
 	f.save.Importance = widget.HighImportance
-	f.dlg.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", f.dlg.Hide), f.save})
+	f.dlg.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { f.closed = true; f.dlg.Hide() }), f.save})
 	f.dlg.Resize(fyne.NewSize(640, 320))
 	s.settings = f
 	f.dlg.Show()
@@ -134,10 +134,14 @@ func (s *Studio) saveSettings(f *settingsForm) {
 		err := app.CheckModelFolder(model)
 		s.cfg.Exec.Do(func() {
 			f.save.Enable()
+			if f.closed {
+				return // canceled while the folder was checked
+			}
 			if err != nil {
 				f.refuse(app.Advice(err))
 				return
 			}
+			f.closed = true
 			f.dlg.Hide()
 			s.applySettings(model, out, gb)
 		})
@@ -163,6 +167,8 @@ type settingsForm struct {
 	get, save       *widget.Button
 	// problem is why Save did not close the dialog.
 	problem *widget.Label
+	// closed is set once the dialog was saved or canceled.
+	closed bool
 }
 
 // refuse keeps the dialog open with why under the fields.
