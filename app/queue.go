@@ -110,13 +110,24 @@ func (q *Queue) Submit(req Request) (string, error) {
 	q.seq++
 	now := time.Now()
 	id := now.UTC().Format("20060102-150405") + "-" + strconv.Itoa(q.seq)
+	q.mu.Unlock()
+
+	// The entry is written before the job can run: the worker updates it
+	// as the job goes, and a job that ended before its entry was written
+	// (a render that fails at once) was left "queued" in the history.
+	e := Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}
+	if err := q.hist.Put(e); err != nil {
+		return "", err
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		e.Status, e.Finished = StatusCanceled, time.Now()
+		return "", errors.Join(errors.New("queue: closed"), q.hist.Put(e))
+	}
 	q.pending = append(q.pending, queued{id: id, req: req})
 	q.jobs[id] = &JobInfo{ID: id, Request: req, Status: StatusQueued}
 	q.mu.Unlock()
-
-	if err := q.hist.Put(Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}); err != nil {
-		return "", err
-	}
 	q.observe(JobEvent{JobID: id, Status: StatusQueued})
 	select {
 	case q.wake <- struct{}{}:

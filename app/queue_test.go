@@ -303,3 +303,43 @@ func TestQueueKeepsTheLastPreview(t *testing.T) {
 		}
 	}
 }
+
+// A job that ends at once (a render that fails before its first step)
+// ends in the history too: Submit used to write the "queued" entry after
+// the worker could already have run the job, leaving it queued for good
+// (and "interrupted" after a restart). Racy by nature, so many jobs.
+func TestQueueHistoryOfJobsThatEndAtOnce(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		return "", errors.New("engine: the model refused")
+	}
+	q := NewQueue(h, render, nil)
+	var ids []string
+	for i := 0; i < 50; i++ {
+		id, err := q.Submit(Request{Prompt: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for j, _ := q.Job(ids[len(ids)-1]); j.Status != StatusFailed; j, _ = q.Job(ids[len(ids)-1]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the last job is %s", j.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q.Close()
+	stuck := 0
+	for _, id := range ids {
+		if e, err := h.Get(id); err != nil || e.Status != StatusFailed {
+			stuck++
+		}
+	}
+	if stuck > 0 {
+		t.Errorf("%d of %d jobs that failed at once are not failed in the history", stuck, len(ids))
+	}
+}
