@@ -124,7 +124,7 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		// The dialog stays open with what was typed and why it is wrong
 		// beside it (it used to close and lose the input).
 		f := h.s.settings
-		if h.s.memoryGB != 0 || !hasDialog(h.s.win.Canvas()) || f.mem.Text != "half a GB" || !f.problem.Visible() || f.problem.Text != app.BadMemoryBudgetText {
+		if h.s.memoryGB != 0 || !hasDialog(h.s.win.Canvas()) || f.mem.Text != "half a GB" || f.problem.Text != app.BadMemoryBudgetText {
 			t.Errorf("budget %q: accepted as %g, dialog open %v, field %q, problem %q", "half a GB", h.s.memoryGB, hasDialog(h.s.win.Canvas()), f.mem.Text, f.problem.Text)
 		}
 		f.mem.SetText("0.05")
@@ -268,6 +268,10 @@ func TestSettingsRefusesAFolderThatIsNoModel(t *testing.T) {
 		want := app.Advice(app.CheckModelFolder(notModel))
 		if !hasDialog(h.s.win.Canvas()) || f.model.Text != notModel || f.problem.Text != want || !strings.Contains(want, "not a usable MiniMax-H3 model") {
 			t.Errorf("dialog open %v, field %q, problem %q (want %q)", hasDialog(h.s.win.Canvas()), f.model.Text, f.problem.Text, want)
+		}
+		// Under the fields, not drawn over them.
+		if form := f.body.Objects[0]; f.problem.Position().Y < form.Position().Y+form.Size().Height || f.problem.Size().Height < form.MinSize().Height/8 {
+			t.Errorf("the reason at %v size %v overlaps the fields (%v high)", f.problem.Position(), f.problem.Size(), form.Size().Height)
 		}
 		if h.s.model != "" || h.s.app.Preferences().String(prefModel) != "" {
 			t.Errorf("the folder was taken: model %q", h.s.model)

@@ -92,8 +92,6 @@ func (s *Studio) ShowSettings() {
 		f.mem.SetText(strconv.FormatFloat(s.memoryGB, 'f', -1, 64))
 	}
 	f.problem.Wrapping = fyne.TextWrapWord
-	f.problem.Importance = widget.DangerImportance
-	f.problem.Hide()
 	browse := func(e *widget.Entry, title string) *widget.Button {
 		return widget.NewButton("Choose…", func() { s.pickFolder(title, func(d string) { e.SetText(d) }) })
 	}
@@ -104,11 +102,12 @@ func (s *Studio) ShowSettings() {
 		widget.NewFormItem("Save clips in", container.NewBorder(nil, nil, nil, browse(f.out, "Choose where clips are saved"), f.out)),
 		widget.NewFormItem("Memory budget", container.NewBorder(nil, nil, nil, widget.NewLabel("GB"), f.mem)),
 	)
-	f.dlg = dialog.NewCustomWithoutButtons("Settings", container.NewVBox(form, f.problem), s.win)
+	f.body = container.NewVBox(form, f.problem)
+	f.dlg = dialog.NewCustomWithoutButtons("Settings", f.body, s.win)
 	f.save = widget.NewButton("Save", func() { s.saveSettings(f) })
 	f.save.Importance = widget.HighImportance
 	f.dlg.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { f.closed = true; f.dlg.Hide() }), f.save})
-	f.dlg.Resize(fyne.NewSize(640, 320))
+	f.dlg.Resize(fyne.NewSize(640, 380)) // room for a two-line reason
 	s.settings = f
 	f.dlg.Show()
 }
@@ -127,9 +126,7 @@ func (s *Studio) saveSettings(f *settingsForm) {
 	}
 	model, out := strings.TrimSpace(f.model.Text), f.out.Text
 	f.save.Disable()
-	f.problem.Importance = widget.MediumImportance
-	f.problem.SetText(app.CheckingModelText)
-	f.problem.Show()
+	f.say(widget.MediumImportance, app.CheckingModelText)
 	s.spawn(func() {
 		err := app.CheckModelFolder(model)
 		s.cfg.Exec.Do(func() {
@@ -165,17 +162,23 @@ type settingsForm struct {
 	dlg             *dialog.CustomDialog
 	model, out, mem *widget.Entry
 	get, save       *widget.Button
-	// problem is why Save did not close the dialog.
+	// problem is why Save did not close the dialog, under the fields
+	// (body) and empty until then.
 	problem *widget.Label
+	body    *fyne.Container
 	// closed is set once the dialog was saved or canceled.
 	closed bool
 }
 
 // refuse keeps the dialog open with why under the fields.
-func (f *settingsForm) refuse(why string) {
-	f.problem.Importance = widget.DangerImportance
-	f.problem.SetText(why)
-	f.problem.Show()
+func (f *settingsForm) refuse(why string) { f.say(widget.DangerImportance, why) }
+
+// say shows text under the fields; the form is laid out again, as a
+// label that grows a line does not move what is around it.
+func (f *settingsForm) say(imp widget.Importance, text string) {
+	f.problem.Importance = imp
+	f.problem.SetText(text)
+	f.body.Refresh()
 }
 
 // pickFolder asks for a folder with the native dialog where there is one.
