@@ -24,8 +24,10 @@ func JobTitle(prompt string, n int) string {
 	return p
 }
 
-// JobDetails is what the job makes: its mode, canvas and length as the
-// model makes it, and its seed ("3 references · 512x512, 0.92 s · seed 42").
+// JobDetails is what the job makes: its seed first (what most often sets
+// two rows apart, and kept when a narrow panel cuts the line), the canvas
+// and length as the model makes it, and the mode
+// ("seed 42 · 512x512, 0.92 s · 3 references").
 func JobDetails(r Request) string {
 	d := r.WithDefaults()
 	mode := "text only"
@@ -36,7 +38,7 @@ func JobDetails(r Request) string {
 		mode = countText(len(d.References), "reference")
 	}
 	frames := layout.AlignFrames(d.RequestedFrames())
-	return fmt.Sprintf("%s · %dx%d, %.2f s · seed %d", mode, d.Width, d.Height, float64(frames)/layout.FPS, d.Seed)
+	return fmt.Sprintf("seed %d · %dx%d, %.2f s · %s", d.Seed, d.Width, d.Height, float64(frames)/layout.FPS, mode)
 }
 
 // JobStateText is where a job stands, with how long it ran once it ended

@@ -369,7 +369,9 @@ func (s *Studio) showHistory(entries []app.Entry, thumbs map[string]image.Image,
 		if err != nil {
 			continue // an entry the app cannot reuse is not worth a row
 		}
-		reuse := widget.NewButtonWithIcon("Reuse", theme.HistoryIcon(), func() { s.Restore(req) })
+		// An icon, as the queue's are: a worded button took the width the
+		// seed and the length need to show.
+		reuse := newTipButton(theme.HistoryIcon(), "Reuse: put these settings back into the editor", s.tips, func() { s.Restore(req) })
 		out := e.Output
 		play := newTipButton(theme.MediaPlayIcon(), "Play on the timeline", s.tips, func() { s.openClip(out) })
 		if e.Status != app.StatusDone || out == "" {
