@@ -75,7 +75,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if p.Verdict == plan.Refused {
-		return errors.New(p.Error)
+		// The sentence render and the window give, with exit status 1
+		// (the plan answered; only the request does not fit).
+		return errors.New(TerminalAdvice(&RefusedError{Plan: p}))
 	}
 	return nil
 }
