@@ -200,6 +200,11 @@ func TestReuseFillsListsAtOnce(t *testing.T) {
 		if h.s.notice.Text != "Settings restored from the history." {
 			t.Errorf("notice %q", h.s.notice.Text)
 		}
+		// Reuse is one step: Undo takes the lists back to empty.
+		h.s.Undo()
+		if n := len(h.s.images.items) + len(h.s.videos.items) + len(h.s.audio.items); n != 0 {
+			t.Errorf("after Undo of Reuse: %d references", n)
+		}
 	})
 }
 
