@@ -70,7 +70,7 @@ func PhaseTitle(p engine.Phase) string {
 	case engine.PhaseDecode:
 		return "Decoding"
 	case engine.PhaseMux:
-		return "Writing MP4"
+		return "Writing the MP4"
 	}
 	return string(p)
 }
