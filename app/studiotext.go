@@ -25,6 +25,9 @@ const (
 // own that shifts the count the plan shows.
 func CleanPrompt(p string) string { return strings.ReplaceAll(p, "\t", " ") }
 
+// RestoredFromHistoryText is the notice after Reuse of a history entry.
+const RestoredFromHistoryText = "Settings restored from the history."
+
 // RestoringText shows while a reused request's references are read again
 // (files the window has not read since they changed, or since it started).
 func RestoringText(n int) string {

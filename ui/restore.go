@@ -107,7 +107,7 @@ func (s *Studio) RestoreOffered() bool { return s.restoreDlg != nil }
 // Restore puts a past request back into the editor ("reuse settings"):
 // its fields at once, and its references at once too when the window
 // read them before (restoreFields).
-func (s *Studio) Restore(req app.Request) { s.restore(req, "Settings restored from the history.") }
+func (s *Studio) Restore(req app.Request) { s.restore(req, app.RestoredFromHistoryText) }
 
 // restore fills the editor and the references from req and says so.
 func (s *Studio) restore(req app.Request, notice string) {
@@ -198,8 +198,8 @@ func (s *Studio) restoreFields(req app.Request, notice string) {
 
 // putRestored replaces the references with items (nil: a file that could
 // not be read), each where refs says. The lists are rebuilt once each and
-// re-planned once, as Undo does: a change per file re-laid the window a
-// dozen times, 30-90 ms on the UI goroutine for seven references.
+// re-planned once, as Undo does, rather than re-planned and re-laid out
+// once per file.
 func (s *Studio) putRestored(refs []restoredRef, items []*refItem) {
 	lists := map[*refList][]*refItem{s.images: nil, s.videos: nil, s.audio: nil}
 	slots := map[*anchorWell]*refItem{s.first: nil, s.last: nil}

@@ -197,7 +197,7 @@ func TestReuseFillsListsAtOnce(t *testing.T) {
 		if got := [3]int{len(h.s.images.items), len(h.s.videos.items), len(h.s.audio.items)}; got != [3]int{1, 1, 1} || h.s.loading != 0 {
 			t.Errorf("right after Reuse: pictures, videos, audio %v (loading %d), want 1 each at once", got, h.s.loading)
 		}
-		if h.s.notice.Text != "Settings restored from the history." {
+		if h.s.notice.Text != app.RestoredFromHistoryText {
 			t.Errorf("notice %q", h.s.notice.Text)
 		}
 		// Reuse is one step: Undo takes the lists back to empty.
