@@ -20,13 +20,41 @@ import (
 // the planner found one, what would fit. The CLI prints it (as a
 // RefusedError) and the window shows it under the Render button.
 func Refusal(p *plan.Plan) string {
-	msg := "the request does not fit this machine: " + p.Error
+	return "the request does not fit " + MachineText(p) + ": " + refusalReason(p)
+}
+
+// refusalReason is why the plan was refused and what would fit. A plan
+// over its memory budget alone is worded here (sizes by GBText, the phase
+// in words); any other refusal in the planner's words.
+func refusalReason(p *plan.Plan) string {
+	m := p.Memory
+	tt := p.TextTokens
+	if m.PeakBytes > m.BudgetBytes && (tt.Limit == 0 || tt.Total <= tt.Limit) {
+		msg := fmt.Sprintf("it needs %s %s, over the %s budget", GBText(m.PeakBytes), MemoryPhaseText(m.PeakPhase), GBText(m.BudgetBytes))
+		if p.Repair != nil && p.Repair.Text != "" {
+			msg += "; " + p.Repair.Text
+		}
+		return msg
+	}
+	msg := p.Error
 	// The planner's error often names the repair already; saying it twice
 	// reads as two different problems.
 	if p.Repair != nil && p.Repair.Text != "" && !strings.Contains(p.Error, p.Repair.Text) {
 		msg += "; " + p.Repair.Text
 	}
 	return msg
+}
+
+// budgetRepairWhere says where the budget a refusal's repair names is set:
+// the window's Settings, or the terminal's flag.
+func budgetRepairWhere(p *plan.Plan, s surface) string {
+	if p.Repair == nil || p.Repair.BudgetGB <= 0 {
+		return ""
+	}
+	if s == terminal {
+		return fmt.Sprintf(" (--memory-gb %.1f)", p.Repair.BudgetGB)
+	}
+	return " (Memory budget, in Settings)"
 }
 
 // canceledText is what a canceled render says, at the terminal and in the
@@ -140,7 +168,7 @@ func adviceFor(err error, s surface) string {
 	}
 	switch {
 	case errors.As(err, &refused):
-		return Refusal(refused.Plan)
+		return Refusal(refused.Plan) + budgetRepairWhere(refused.Plan, s)
 	case errors.Is(err, engine.ErrCanceled), errors.Is(err, context.Canceled):
 		return canceledText
 	case errors.Is(err, engine.ErrOutOfMemory):

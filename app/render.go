@@ -330,8 +330,8 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 			return nil, err
 		}
 		dir = d
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is not a folder; choose a downloaded MiniMax-H3 folder, or none for the tiny model", model), Flag: "-d"}}
+	} else if err := CheckModelFolder(dir); err != nil {
+		return nil, err
 	}
 	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
 	if err != nil {
