@@ -80,34 +80,34 @@ func runWithDisplay(m *testing.M) int {
 	return code
 }
 
-// startXvfb starts Xvfb on a free display, which it reports through
-// -displayfd once it accepts connections.
+// startXvfb starts Xvfb on a free display and waits until it takes
+// connections; -noreset keeps it from resetting when that first
+// connection closes, which GLFW's connection would otherwise hit.
 func startXvfb() (string, func(), error) {
 	bin, err := exec.LookPath("Xvfb")
 	if err != nil {
 		return "", nil, errors.New("the key-to-pixel benchmark needs Xvfb (make deps installs it)")
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return "", nil, err
+	for n := 140 + os.Getpid()%50; n < 240; n++ {
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
+			continue
+		}
+		display := ":" + strconv.Itoa(n)
+		cmd := exec.Command(bin, display, "-screen", "0", fmt.Sprintf("%dx%dx24", xvfbWidth, xvfbHeight), "-nolisten", "tcp", "-noreset")
+		if err := cmd.Start(); err != nil {
+			return "", nil, fmt.Errorf("start Xvfb: %w", err)
+		}
+		stop := func() { cmd.Process.Kill(); cmd.Wait() }
+		for range 50 {
+			time.Sleep(100 * time.Millisecond)
+			if x, err := dialX(display); err == nil {
+				x.Close()
+				return display, stop, nil
+			}
+		}
+		stop()
 	}
-	defer r.Close()
-	cmd := exec.Command(bin, "-displayfd", "3", "-screen", "0", fmt.Sprintf("%dx%dx24", xvfbWidth, xvfbHeight), "-nolisten", "tcp")
-	cmd.ExtraFiles = []*os.File{w}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return "", nil, fmt.Errorf("start Xvfb: %w", err)
-	}
-	w.Close()
-	buf := make([]byte, 16)
-	n, _ := r.Read(buf)
-	num := strings.TrimSpace(string(buf[:n]))
-	if _, err := strconv.Atoi(num); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return "", nil, fmt.Errorf("Xvfb reported no display (%q)", num)
-	}
-	return ":" + num, func() { cmd.Process.Kill(); cmd.Wait() }, nil
+	return "", nil, errors.New("no Xvfb display could be started")
 }
 
 // BenchmarkKeyToPixel reports the key-to-pixel latency (median-ms,
@@ -142,11 +142,12 @@ func newKeyBench(b *testing.B) *keyBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The production wiring (DefaultConfig) on temporary folders.
+	// The production wiring (DefaultConfig) on temporary folders; the
+	// clip's sound is not needed and Xvfb has no sound card.
 	rd := &app.Renderer{CacheDir: cacheDir, Preview: true}
 	b.Cleanup(rd.Close)
-	cfg := Config{Exec: Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait}, Render: rd.Render, Plan: PlanWith(rd),
-		History: hist, OutputDir: dir, Machine: "auto", SetMemoryGB: rd.SetMemoryGB}
+	cfg := coreConfig(rd, hist, dir)
+	cfg.LoadSound = nil
 	k := &keyBench{}
 	fyne.DoAndWait(func() {
 		k.s = NewStudio(glfwApp, cfg)
@@ -208,7 +209,11 @@ func (k *keyBench) measure(b *testing.B, rendering bool) {
 	b.ReportMetric(ms(p95), "p95-ms")
 	b.ReportMetric(0, "ns/op")
 	if b.N >= 20 {
-		b.Logf("key to pixel over %d keys: median %.1f ms, p95 %.1f ms, max %.1f ms", len(lat), ms(med), ms(p95), ms(lat[len(lat)-1]))
+		// Other work on the machine shows in the figures: the load says
+		// how much there was.
+		load, _ := os.ReadFile("/proc/loadavg")
+		b.Logf("key to pixel over %d keys: median %.1f ms, p95 %.1f ms, max %.1f ms (load average %s)",
+			len(lat), ms(med), ms(p95), ms(lat[len(lat)-1]), strings.Join(strings.Fields(string(load)+" - - -")[:3], " "))
 		if p95 > keyBudget {
 			b.Errorf("95th percentile key-to-pixel %.1f ms, over %v", ms(p95), keyBudget)
 		}
@@ -262,6 +267,9 @@ func (k *keyBench) keyToPixel(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	for time.Since(t0) < 5*time.Second {
+		// A breath between reads: the probe shares the cores and the X
+		// server with the window it measures.
+		time.Sleep(time.Millisecond)
 		if k.ink(b) > before+glyphMinInk {
 			return time.Since(t0)
 		}
