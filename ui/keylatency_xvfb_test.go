@@ -213,7 +213,7 @@ func (k *keyBench) measure(b *testing.B, rendering bool) {
 		// how much there was.
 		load, _ := os.ReadFile("/proc/loadavg")
 		b.Logf("key to pixel over %d keys: median %.1f ms, p95 %.1f ms, max %.1f ms (load average %s)",
-			len(lat), ms(med), ms(p95), ms(lat[len(lat)-1]), strings.Join(strings.Fields(string(load)+" - - -")[:3], " "))
+			len(lat), ms(med), ms(p95), ms(lat[len(lat)-1]), strings.Join(strings.Fields(string(load) + " - - -")[:3], " "))
 		if p95 > keyBudget {
 			b.Errorf("95th percentile key-to-pixel %.1f ms, over %v", ms(p95), keyBudget)
 		}
