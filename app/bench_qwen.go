@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
 	"h3studio/engine/textenc"
 	"h3studio/engine/weights"
 )
@@ -18,7 +21,8 @@ import (
 type qwenBench struct {
 	tokens []int
 	dt     ggml.DType
-	layers int // 0: the 50 H3 uses
+	layers int          // 0: the 50 H3 uses
+	trace  *slog.Logger // --trace: every graph's time on stderr; nil: quiet
 }
 
 func parseQwenBench(tokens, dtype string, layers int) (*qwenBench, error) {
@@ -53,34 +57,97 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 	if err != nil {
 		return err
 	}
+	rel, err := arch.Release()
+	if err != nil {
+		return err
+	}
+	dims := plan.DimsOf(rel)
 	layers := qb.layers
 	if layers == 0 {
 		layers = textenc.ReleaseLayers
 	}
-	pb, err := textenc.NewPrefillBench(b, cfg, layers, qb.dt, 1, textenc.Options{})
+	pb, err := textenc.NewPrefillBench(b, cfg, layers, qb.dt, 1, textenc.Options{Logger: qb.trace})
 	if err != nil {
 		return err
 	}
 	defer pb.Close()
+	// The weights are placed; what the device holds beyond this is the
+	// prefill's working memory (rows, K/V, compute buffers, ggml-cuda's
+	// pool, which keeps what it grew to).
+	free0, total := b.DeviceMemory()
+	base := total - free0
 	if _, err := pb.Run(ctx, 256); err != nil {
 		return err
 	}
 	for _, n := range qb.tokens {
+		stop := watchDevice(b)
 		d, err := pb.Run(ctx, n)
+		high := stop()
 		if err != nil {
 			return err
 		}
-		free, total := b.DeviceMemory()
 		ms, _ := weights.ReadMemStat() // PeakRSS stays 0 where unknown
+		gemm, err := qwenLayerGEMMs(b, cfg.Text, qb.dt, n)
+		if err != nil {
+			return err
+		}
 		r := benchResult{
 			Name:   fmt.Sprintf("qwen %d layers prefill %d tokens, %s weights", layers, n, qb.dt),
 			GFLOPS: pb.Flops(n) / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: layers,
-			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(total - free),
-			HostPeakBytes: ms.PeakRSS,
+			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(high),
+			HostPeakBytes: ms.PeakRSS, Splits: b.Splits(), BlockGEMMSeconds: gemm,
+			PlannedWorkBytes: dims.QwenPrefillBytes(n),
+		}
+		if high > base {
+			r.ComputeBytes = int64(high - base)
 		}
 		if err := emit(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// watchDevice samples the device's memory in use every 5 ms until the
+// returned stop is called, which returns the highest sample: the high-water
+// mark of the work in between (ggml allocates between graphs, so samples
+// between kernels see every buffer).
+func watchDevice(b *ggml.Backend) (stop func() uint64) {
+	done := make(chan struct{})
+	high := make(chan uint64, 1)
+	go func() {
+		var h uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if free, total := b.DeviceMemory(); total-free > h {
+				h = total - free
+			}
+			select {
+			case <-done:
+				high <- h
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-high }
+}
+
+// qwenLayerGEMMs times one language layer's seven projections alone at n
+// rows, as the prefill runs them (row groups of the encoder's default
+// size, weights as dt, operands resident on the device): what a layer's
+// time would be with no attention, glue or host transfers.
+func qwenLayerGEMMs(b *ggml.Backend, c textenc.TextConfig, dt ggml.DType, n int) (float64, error) {
+	d, q, kv := c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	group := min(n, plan.QwenRowGroup)
+	var perGroup float64
+	for _, mk := range [][2]int{{q, d}, {kv, d}, {kv, d}, {d, q}, {c.Intermediate, d}, {c.Intermediate, d}, {d, c.Intermediate}} {
+		gf, err := ggml.MatMulGFLOPS(b, dt, mk[0], group, mk[1], 3)
+		if err != nil {
+			return 0, err
+		}
+		perGroup += 2 * float64(mk[0]) * float64(group) * float64(mk[1]) / (gf * 1e9)
+	}
+	return perGroup * float64(n) / float64(group), nil
 }
