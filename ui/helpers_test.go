@@ -29,10 +29,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cacheDir = d
-	code := m.Run()
+	code := runTests(m)
 	os.RemoveAll(d)
 	os.Exit(code)
 }
+
+// runTests runs the tests; the key-to-pixel benchmark (xvfb tag) replaces
+// it to run them beside the real GLFW driver, whose event loop must own
+// the main goroutine.
+var runTests = (*testing.M).Run
 
 // serial is the tests' UI goroutine: one goroutine runs every update in
 // order, as Fyne's event loop does, so workers and the test never touch

@@ -230,7 +230,9 @@ func TestCancelAndQueueRecovers(t *testing.T) {
 }
 
 // Input stays responsive during a render: each typed key is handled
-// within 50 ms of arriving, while the engine keeps every core busy.
+// within 50 ms of arriving, while the engine keeps every core busy. This
+// times the handler only; what the user sees, key to pixels on the
+// screen, is BenchmarkKeyToPixel's (xvfb tag).
 func TestInputHandledDuringRender(t *testing.T) {
 	h := newHarness(t)
 	h.small("Default")

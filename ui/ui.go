@@ -94,18 +94,24 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 			slog.Warn("calibration failed", "err", err)
 		}
 	}()
-	cfg := Config{
+	return coreConfig(rd, hist, outputDir(root)), rd.Close
+}
+
+// coreConfig wires the studio to a renderer, a history and an output
+// folder as the app does. Renders run below the window's priority, so
+// that typing and clicks during a render are answered at once.
+func coreConfig(rd *app.Renderer, hist *app.History, out string) Config {
+	return Config{
 		Exec:        Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
-		Render:      rd.Render,
+		Render:      app.InBackground(rd.Render),
 		Plan:        PlanWith(rd),
 		History:     hist,
-		OutputDir:   outputDir(root),
+		OutputDir:   out,
 		Machine:     "auto",
 		SetMemoryGB: rd.SetMemoryGB,
 		LoadSound:   LoadSound,
 		Memory:      rd.MemoryNow,
 	}
-	return cfg, rd.Close
 }
 
 // outputDir is ~/Movies/H3 Studio, or the app's storage when there is no

@@ -58,10 +58,15 @@ func main() {
 		// A named profile, so the plan panel shows a Mac's budget rather
 		// than this Linux machine's.
 		Machine: "m5-max-128",
+		// The cheap named reference sizes: the official ones (a 3072x2048
+		// picture) took over ten minutes to encode on a loaded 2-core CPU,
+		// and the shots show the window, not the sizing.
+		RefImageSize: "match",
+		RefClipSize:  "source",
 	})
 	w := s.Window()
 	w.SetMaster()
-	w.Resize(fyne.NewSize(1280, 860))
+	w.Resize(fyne.NewSize(1280, 800))
 	failed := false
 	go func() {
 		if err := script(s, work, *out); err != nil {

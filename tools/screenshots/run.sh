@@ -11,7 +11,7 @@ done
 bin=$(mktemp -d)/screenshots
 go build -o "$bin" ./tools/screenshots
 display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1280x860x24 -nolisten tcp &
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp &
 xvfb=$!
 trap 'kill $xvfb 2>/dev/null || true' EXIT
 sleep 1
