@@ -1,0 +1,342 @@
+package lora
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"h3studio/engine/arch"
+	"h3studio/engine/weights"
+	"h3studio/engine/weights/safetensors"
+)
+
+// tensor is one stored tensor of a synthetic LoRA file.
+type tensor struct {
+	shape []int64
+	v     []float32
+}
+
+// synth writes a LoRA file of the given tensors (F32) with metadata.
+func synth(t *testing.T, name string, ts map[string]tensor, md map[string]string) string {
+	t.Helper()
+	w := &safetensors.Writer{Metadata: md}
+	for n, x := range ts {
+		if err := w.AddFloat32(n, safetensors.F32, x.shape, x.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func randT(rng *rand.Rand, shape ...int64) tensor {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return tensor{shape: shape, v: v}
+}
+
+// tiny is the tiny DiT's target (2 blocks, 3 heads of 32, hidden 64).
+func tiny(qkv weights.QKVLayout) Target {
+	return TargetOf(arch.TinyDiT(), qkv, "fl2va")
+}
+
+// pairs adds a rank-r pair for module under the naming functions.
+func pairs(ts map[string]tensor, rng *rand.Rand, module string, r int64, out, in int, aName, bName string) {
+	ts[module+aName] = randT(rng, r, int64(in))
+	ts[module+bName] = randT(rng, int64(out), r)
+}
+
+// allModules writes a pair for every module of the tiny target, named by
+// rename, with the given suffixes and optional alpha.
+func allModules(rng *rand.Rand, tg Target, rename func(string) string, a, b string, alpha float32) map[string]tensor {
+	ts := map[string]tensor{}
+	for _, m := range tg.Modules {
+		n := rename(m.Name)
+		pairs(ts, rng, n, 4, m.Out, m.In, a, b)
+		if alpha > 0 {
+			ts[n+".alpha"] = tensor{shape: nil, v: []float32{alpha}}
+		}
+	}
+	return ts
+}
+
+func TestLayoutsMatchEveryModule(t *testing.T) {
+	tg := tiny(weights.QKVInterleaved)
+	rng := rand.New(rand.NewPCG(1, 2))
+	same := func(s string) string { return s }
+	cases := []struct {
+		name   string
+		ts     map[string]tensor
+		layout Layout
+		scale  float64
+		qkv    weights.QKVLayout
+	}{
+		{"bare.safetensors", allModules(rng, tg, same, ".lora_A.weight", ".lora_B.weight", 0), PEFT, 1, weights.QKVFlat},
+		{"peft.safetensors", allModules(rng, tg, func(s string) string { return "base_model.model." + s }, ".lora_A.default.weight", ".lora_B.default.weight", 0),
+			PEFT, 1, weights.QKVInterleaved},
+		{"comfy.safetensors", allModules(rng, tg, func(s string) string { return "diffusion_model." + s }, ".lora_down.weight", ".lora_up.weight", 8), Kohya, 2, weights.QKVFlat},
+		{"kohya.safetensors", allModules(rng, tg, func(s string) string { return "lora_unet_" + strings.ReplaceAll(s, ".", "_") }, ".lora_down.weight", ".lora_up.weight", 2),
+			Kohya, 0.5, weights.QKVFlat},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Open(synth(t, c.name, c.ts, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			a, err := Match(f, tg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cov := a.Coverage
+			if cov.Layout != c.layout || cov.Matched() != len(tg.Modules) || cov.QKV != c.qkv {
+				t.Fatalf("layout %s, %d of %d modules, qkv %s; want %s, all, %s", cov.Layout, cov.Matched(), len(tg.Modules), cov.QKV, c.layout, c.qkv)
+			}
+			want := map[Kind]int{KindQKV: 4, KindOut: 4, KindFC1: 4, KindFC2: 4, KindAdaLN: 3}
+			for k, n := range want {
+				if cov.Modules[k] != n || cov.Targets[k] != n {
+					t.Errorf("%s: %d matched of %d, want %d", k, cov.Modules[k], cov.Targets[k], n)
+				}
+			}
+			for _, u := range a.Updates {
+				if u.Scale != c.scale || u.Rank != 4 {
+					t.Fatalf("%s: scale %g rank %d, want %g and 4", u.Module, u.Scale, u.Rank, c.scale)
+				}
+			}
+		})
+	}
+}
+
+// delta is Scale·B·A of an update, in float64, [Out][In].
+func delta(t *testing.T, u *Update) [][]float64 {
+	a, b, err := u.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := make([][]float64, u.Out)
+	for i := range d {
+		d[i] = make([]float64, u.In)
+		for j := range d[i] {
+			var s float64
+			for k := 0; k < u.Rank; k++ {
+				s += float64(b[i*u.Rank+k]) * float64(a[k*u.In+j])
+			}
+			d[i][j] = u.Scale * s
+		}
+	}
+	return d
+}
+
+// product is ratio·B·A of one stored pair, [out][in].
+func product(a, b tensor, ratio float64) [][]float64 {
+	r, in, out := int(a.shape[0]), int(a.shape[1]), int(b.shape[0])
+	d := make([][]float64, out)
+	for i := range d {
+		d[i] = make([]float64, in)
+		for j := range d[i] {
+			for k := 0; k < r; k++ {
+				d[i][j] += ratio * float64(b.v[i*r+k]) * float64(a.v[k*in+j])
+			}
+		}
+	}
+	return d
+}
+
+func closeRows(t *testing.T, what string, got, want [][]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(got[i][j]-want[i][j]) > 1e-5*(1+math.Abs(want[i][j])) {
+				t.Fatalf("%s: [%d][%d] = %g, want %g", what, i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+// TestDiffusersSplitFusesExactly builds the expected fused qkv and fc1
+// updates by definition (each part's own alpha/rank; q, k, v row blocks
+// regrouped per head for an interleaved base; fc1 halves swapped) and
+// compares them with what Load returns.
+func TestDiffusersSplitFusesExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := arch.TinyDiT()
+	inner, h, hd := c.Inner(), c.Heads, c.HeadDim
+	ts := map[string]tensor{}
+	alphas := map[string]float32{"to_q": 4, "to_k": 2, "to_v": 1}
+	ranks := map[string]int64{"to_q": 4, "to_k": 4, "to_v": 2}
+	pre := "transformer.blocks.1."
+	for _, p := range []string{"to_q", "to_k", "to_v"} {
+		pairs(ts, rng, pre+"attn."+p, ranks[p], inner, c.Hidden, ".lora_A.weight", ".lora_B.weight")
+		ts[pre+"attn."+p+".alpha"] = tensor{v: []float32{alphas[p]}}
+	}
+	pairs(ts, rng, pre+"ff.net.0.proj", 3, 2*c.FFN, c.Hidden, ".lora_A.weight", ".lora_B.weight")
+	parts := func(p string) [][]float64 {
+		return product(ts[pre+"attn."+p+".lora_A.weight"], ts[pre+"attn."+p+".lora_B.weight"], float64(alphas[p])/float64(ranks[p]))
+	}
+	q, k, v := parts("to_q"), parts("to_k"), parts("to_v")
+	flat := append(append(append([][]float64{}, q...), k...), v...)
+	var inter [][]float64
+	for head := 0; head < h; head++ {
+		for _, m := range [][][]float64{q, k, v} {
+			inter = append(inter, m[head*hd:(head+1)*hd]...)
+		}
+	}
+	fc1 := product(ts[pre+"ff.net.0.proj.lora_A.weight"], ts[pre+"ff.net.0.proj.lora_B.weight"], 1)
+	fc1 = append(append([][]float64{}, fc1[c.FFN:]...), fc1[:c.FFN]...) // value-first -> gate first
+	path := synth(t, "split.safetensors", ts, nil)
+	for _, base := range []weights.QKVLayout{weights.QKVFlat, weights.QKVInterleaved} {
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Match(f, tiny(base), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Coverage.Layout != Diffusers || len(a.Updates) != 2 {
+			t.Fatalf("layout %s, %d updates", a.Coverage.Layout, len(a.Updates))
+		}
+		for _, u := range a.Updates {
+			switch u.Module {
+			case "blocks.1.attn.qkv_proj":
+				want := map[weights.QKVLayout][][]float64{weights.QKVFlat: flat, weights.QKVInterleaved: inter}[base]
+				closeRows(t, "qkv on "+string(base), delta(t, u), want)
+			case "blocks.1.mlp.fc1":
+				closeRows(t, "fc1", delta(t, u), fc1)
+			default:
+				t.Fatalf("unexpected update %s", u.Module)
+			}
+		}
+		f.Close()
+	}
+}
+
+// TestFusedQKVLayouts: a fused flat update on an interleaved base is
+// regrouped per head; --lora-qkv interleaved leaves it as stored; on a flat
+// base a flat update is unchanged.
+func TestFusedQKVLayouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := arch.TinyDiT()
+	ts := map[string]tensor{}
+	pairs(ts, rng, "blocks.0.attn.qkv_proj", 4, 3*c.Inner(), c.Hidden, ".lora_A.weight", ".lora_B.weight")
+	stored := product(ts["blocks.0.attn.qkv_proj.lora_A.weight"], ts["blocks.0.attn.qkv_proj.lora_B.weight"], 1)
+	inner, hd := c.Inner(), c.HeadDim
+	var regrouped [][]float64
+	for h := 0; h < c.Heads; h++ {
+		for p := 0; p < 3; p++ {
+			regrouped = append(regrouped, stored[p*inner+h*hd:p*inner+(h+1)*hd]...)
+		}
+	}
+	path := synth(t, "fused.safetensors", ts, nil)
+	for _, tc := range []struct {
+		base   weights.QKVLayout
+		choice QKVChoice
+		want   [][]float64
+	}{
+		{weights.QKVInterleaved, QKVAuto, regrouped},
+		{weights.QKVInterleaved, QKVInterleaved, stored},
+		{weights.QKVFlat, QKVAuto, stored},
+	} {
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Match(f, tiny(tc.base), Options{QKV: tc.choice})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeRows(t, fmt.Sprintf("%s base, %s", tc.base, tc.choice), delta(t, a.Updates[0]), tc.want)
+		f.Close()
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := arch.TinyDiT()
+	ok := func() map[string]tensor {
+		ts := map[string]tensor{}
+		pairs(ts, rng, "blocks.0.mlp.fc2", 4, c.Hidden, c.FFN, ".lora_A.weight", ".lora_B.weight")
+		return ts
+	}
+	cases := []struct {
+		name string
+		file string
+		edit func(map[string]tensor)
+		kind MisfitKind
+	}{
+		{"shape", "a.safetensors", func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.1.mlp.fc2", 4, c.Hidden, c.FFN+32, ".lora_A.weight", ".lora_B.weight")
+		}, Shape},
+		{"unmatched", "a.safetensors", func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.7.mlp.fc2", 4, c.Hidden, c.FFN, ".lora_A.weight", ".lora_B.weight")
+		}, Unmatched},
+		{"extra heads", "a.safetensors", func(ts map[string]tensor) { ts["heads.3.proj.weight"] = randT(rng, 8, 8) }, ExtraTensors},
+		{"half", "a.safetensors", func(ts map[string]tensor) { ts["blocks.1.mlp.fc1.lora_A.weight"] = randT(rng, 4, int64(c.Hidden)) }, NotLoRA},
+		{"partition", "minimax_h3_ref2v_turbo.safetensors", func(map[string]tensor) {}, Partition},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := ok()
+			tc.edit(ts)
+			f, err := Open(synth(t, tc.file, ts, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			_, err = Match(f, tiny(weights.QKVInterleaved), Options{})
+			var mf *Misfit
+			if !errors.As(err, &mf) || mf.Kind != tc.kind {
+				t.Fatalf("got %v, want a %s misfit", err, tc.kind)
+			}
+			t.Log(err)
+		})
+	}
+	t.Run("not a lora", func(t *testing.T) {
+		_, err := Open(synth(t, "w.safetensors", map[string]tensor{"blocks.0.mlp.fc2.weight": randT(rng, 4, 4)}, nil))
+		var mf *Misfit
+		if !errors.As(err, &mf) || mf.Kind != NotLoRA {
+			t.Fatalf("got %v, want a not-a-LoRA misfit", err)
+		}
+	})
+}
+
+// TestCoverageReportsUnmatchedAndIgnored: Inspect keeps the coverage of a
+// file that does not fit, for `info --lora`.
+func TestCoverageReportsUnmatchedAndIgnored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := arch.TinyDiT()
+	ts := map[string]tensor{"blocks.0.attn.out_proj.alpha": {v: []float32{1}}}
+	pairs(ts, rng, "blocks.0.mlp.fc2", 4, c.Hidden, c.FFN, ".lora_A.weight", ".lora_B.weight")
+	pairs(ts, rng, "blocks.9.mlp.fc2", 4, c.Hidden, c.FFN, ".lora_A.weight", ".lora_B.weight")
+	f, err := Open(synth(t, "c.safetensors", ts, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := Inspect(f, tiny(weights.QKVFlat), Options{})
+	if err == nil {
+		t.Fatal("a file with an unmatched pair was accepted")
+	}
+	cov := a.Coverage
+	if cov.Modules[KindFC2] != 1 || len(cov.Unmatched) != 1 || cov.Unmatched[0] != "blocks.9.mlp.fc2.lora_B.weight" ||
+		len(cov.Ignored) != 1 || cov.Ignored[0] != "blocks.0.attn.out_proj.alpha" {
+		t.Fatalf("coverage %+v", cov)
+	}
+}
