@@ -38,6 +38,11 @@ func (g *generation) denoise(ctx context.Context) error {
 		return err
 	}
 	defer m.Close()
+	closeLoRAs, err := g.applyLoRAs(m) // before the AdaLN tables: they fold the adapters in
+	if err != nil {
+		return err
+	}
+	defer closeLoRAs()
 	sched, err := g.schedule()
 	if err != nil {
 		return err

@@ -117,10 +117,11 @@ func (m *Model) dropTables() {
 	}
 }
 
-// loraType is the factors' storage: f32 when the weights are widened to
-// f32 (the parity runs), else f16, which every backend multiplies.
-func (m *Model) loraType() ggml.DType {
-	if wt, ok := m.opt.Precision.Weights.Get(); ok && wt == ggml.F32 {
+// LoRAType is the storage of an adapter's resident factors at a
+// precision: f32 when the weights are widened to f32 (the parity runs),
+// else f16, which every backend multiplies (the planner counts it too).
+func LoRAType(p ggml.Precision) ggml.DType {
+	if wt, ok := p.Weights.Get(); ok && wt == ggml.F32 {
 		return ggml.F32
 	}
 	return ggml.F16
@@ -135,7 +136,7 @@ func (m *Model) upload(ad *lora.Adapter) (*resident, error) {
 		}
 	}
 	r := &resident{ws: m.b.NewWeightSet(2*len(ups) + 1), a: map[string]*ggml.Tensor{}, b: map[string]*ggml.Tensor{}}
-	dt := m.loraType()
+	dt := LoRAType(m.opt.Precision)
 	for _, u := range ups {
 		r.a[u.Module] = r.ws.Add("lora."+u.Module+".A", dt, u.In, u.Rank)
 		r.b[u.Module] = r.ws.Add("lora."+u.Module+".B", dt, u.Rank, u.Out)

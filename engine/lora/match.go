@@ -3,6 +3,7 @@ package lora
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"h3studio/engine/weights"
 )
@@ -173,4 +174,22 @@ func partitionOf(f *File) string {
 		}
 	}
 	return partitionFromName(f.Path)
+}
+
+// SideParams counts the elements of the adapter's run-time factors (every
+// update but AdaLN's, which is folded into the modulation tables): all of
+// them, and Σ rank·(in+out) over the DiT blocks' (each forward spends
+// twice that in FLOP per row).
+func (a *Adapter) SideParams() (all, blocks int64) {
+	for _, u := range a.Updates {
+		if u.Kind == KindAdaLN {
+			continue
+		}
+		n := int64(u.Rank) * int64(u.In+u.Out)
+		all += n
+		if strings.HasPrefix(u.Module, "blocks.") {
+			blocks += n
+		}
+	}
+	return all, blocks
 }
