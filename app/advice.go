@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 
 	"h3studio/engine"
 	"h3studio/engine/layout"
+	"h3studio/engine/lora"
 	"h3studio/engine/plan"
 	"h3studio/engine/weights"
 	"h3studio/media"
@@ -128,6 +130,7 @@ func adviceFor(err error, s surface) string {
 	var flagErr *FlagError
 	var pathErr *fs.PathError
 	var snap *weights.SnapshotError
+	var misfit *lora.Misfit
 	name := func(p string) string {
 		if s == window {
 			return baseName(p)
@@ -156,6 +159,8 @@ func adviceFor(err error, s surface) string {
 		return limit.Msg
 	case errors.As(err, &snap):
 		return snapshotAdvice(snap, s)
+	case errors.As(err, &misfit):
+		return loraAdvice(misfit, name(misfit.Path))
 	case errors.As(err, &pathErr):
 		return fileAdvice(&FileError{pathErr.Path, err}, name(pathErr.Path))
 	}
@@ -171,4 +176,31 @@ func snapshotAdvice(e *weights.SnapshotError, s surface) string {
 		msg += " (-d: " + e.Path + " " + e.Msg + ")"
 	}
 	return msg
+}
+
+// loraAdvice is the sentence for an adapter that does not fit the model:
+// nothing was applied, since half an adapter is a different one.
+func loraAdvice(e *lora.Misfit, name string) string {
+	switch e.Kind {
+	case lora.Shape:
+		return "the LoRA " + name + " does not fit this model (" + e.Detail + "); it was made for another model or another size of MiniMax-H3"
+	case lora.Unmatched:
+		return "the LoRA " + name + " changes parts this model does not have (" + firstKey(e) + "); it was made for another model"
+	case lora.ExtraTensors:
+		return "the LoRA " + name + " carries tensors beyond its LoRA pairs (" + firstKey(e) + ", such as the output heads of PDD adapters), which H3 Studio cannot apply; applying only the rest would change what it does, so it was not used"
+	case lora.Partition:
+		return "the LoRA " + name + " was " + e.Detail + "; choose the LoRA made for this task's model"
+	}
+	return "the file " + name + " is not a LoRA H3 Studio can read (" + e.Detail + "); choose a LoRA .safetensors file"
+}
+
+// firstKey is a misfit's first tensor name, and how many more there are.
+func firstKey(e *lora.Misfit) string {
+	switch len(e.Keys) {
+	case 0:
+		return "no tensor named"
+	case 1:
+		return e.Keys[0]
+	}
+	return fmt.Sprintf("%s and %d more", e.Keys[0], len(e.Keys)-1)
 }

@@ -233,6 +233,10 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
 	}
+	// The clip and the history record which adapter files made it.
+	if job.asked, err = withLoRADigests(job.asked); err != nil {
+		return nil, &RequestError{err}
+	}
 	job.planned = time.Since(t0)
 	return job, nil
 }

@@ -58,10 +58,15 @@ type Request struct {
 	// 768-class canvas of the clip's aspect, enlarging small clips) or
 	// source (never enlarge, as h3.c and ComfyUI).
 	RefClipSize string `json:"ref_clip_size,omitempty"`
-	Output      string `json:"output,omitempty"`
-	FramesDir   string `json:"frames_dir,omitempty"`
-	Preset      string `json:"preset,omitempty"`
-	Machine     string `json:"machine,omitempty"`
+	// LoRAs are low-rank adapters applied at run time, stacked in order;
+	// LoRAQKV reads their fused qkv rows: auto ("", decided from each
+	// file), flat or interleaved.
+	LoRAs     []LoRA `json:"loras,omitempty"`
+	LoRAQKV   string `json:"lora_qkv,omitempty"`
+	Output    string `json:"output,omitempty"`
+	FramesDir string `json:"frames_dir,omitempty"`
+	Preset    string `json:"preset,omitempty"`
+	Machine   string `json:"machine,omitempty"`
 }
 
 // Defaults used when a Request leaves a field zero (h3.c's; the step
@@ -161,6 +166,7 @@ func (r Request) Validate() error {
 		bad("--first-frame, --last-frame, --ref-*", "first and last frames and references cannot be mixed; use one or the other")
 	}
 	errs = append(errs, r.validateRefs()...)
+	errs = append(errs, r.validateLoRAs()...)
 	switch r.RefImageSize {
 	case "", "match", "max", "official", "diffusers":
 	default:

@@ -101,6 +101,8 @@ func bindRequestFlags(fs *flag.FlagSet, r *Request) {
 	fs.Var(refList{&r.References, RefAudio}, "ref-audio", "reference audio clip, 2-15 s (repeatable)")
 	fs.StringVar(&r.RefClipSize, "ref-clip-size", "official", "reference clip canvas: official (the 768-class canvas of the clip's aspect, enlarging small clips: the official pipeline) or source (never enlarge: ComfyUI and h3.c, cheaper)")
 	fs.StringVar(&r.RefImageSize, "ref-image-size", DefaultRefImageSize, "reference image sizing: official (2048 short edge, upscaling: the official pipeline), max (2048, never upscaling) or match (the output's area: ComfyUI and h3.c)")
+	fs.Var(loraList{&r.LoRAs}, "lora", "apply a LoRA adapter at run time: FILE[:STRENGTH] (default strength 1; repeatable, stacked)")
+	fs.StringVar(&r.LoRAQKV, "lora-qkv", "", "how the LoRAs' fused qkv rows are ordered: auto (from each file), flat or interleaved (default auto)")
 	fs.StringVar(&r.Output, "o", "", "output MP4 path")
 	fs.StringVar(&r.FramesDir, "frames-dir", "", "also write the frames to this folder")
 	fs.StringVar(&r.Preset, "preset", "", "quality preset")

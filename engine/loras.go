@@ -90,20 +90,38 @@ func (b loraBase) planLoRAs(r *plan.Request, precision ggml.Precision) error {
 	return nil
 }
 
-// InspectLoRA reports how the adapter at path covers the partition's DiT
-// (`h3studio info --lora`); the error is why it does not fit, if it does
-// not, and the coverage is still filled in when the file is an adapter.
-func (e *Engine) InspectLoRA(path, qkv, part string) (lora.Coverage, error) {
+// InspectLoRA reports how the adapter at path covers the DiT of the
+// snapshot at dir (`h3studio info --lora`): the partition part's, or when
+// part is "" FL2VA's (the Turbo adapters') if the snapshot has it, else
+// its first. The error says why the adapter does not fit, if it does not;
+// the coverage is filled in whenever the file is an adapter. It reads
+// headers only and starts no backend.
+func InspectLoRA(dir, path, qkv, part string) (lora.Coverage, string, error) {
+	snap, err := weights.Discover(dir)
+	if err != nil {
+		return lora.Coverage{}, "", err
+	}
+	models, err := readModels(snap)
+	if err != nil {
+		return lora.Coverage{}, "", err
+	}
+	e := &Engine{snap: snap, models: models}
+	if part == "" && len(snap.Partitions) > 0 {
+		part = snap.Partitions[0].Name
+		if e.partition("fl2va") != nil {
+			part = "fl2va"
+		}
+	}
 	b, err := e.loraBase(part)
 	if err != nil {
-		return lora.Coverage{}, err
+		return lora.Coverage{}, part, err
 	}
 	a, err := b.adapter(path, qkv, true)
 	if a == nil {
-		return lora.Coverage{}, err
+		return lora.Coverage{}, part, err
 	}
 	defer a.Close()
-	return a.Coverage, err
+	return a.Coverage, part, err
 }
 
 // applyLoRAs opens the plan's adapters on the loaded DiT; the returned

@@ -1,7 +1,9 @@
 package lora
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -83,8 +85,12 @@ func Open(path string) (*File, error) {
 		return nil, &Misfit{Path: path, Kind: NotLoRA, Detail: "not a .safetensors file"}
 	}
 	src, err := weights.OpenSafetensors(path)
-	if err != nil {
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr): // missing or unreadable: the caller says which
 		return nil, fmt.Errorf("lora: open %s: %w", path, err)
+	case err != nil:
+		return nil, &Misfit{Path: path, Kind: NotLoRA, Detail: err.Error()}
 	}
 	f := &File{Path: path, Metadata: src.Metadata(), src: src, pairs: map[string]*rawPair{}}
 	var peft, kohya int

@@ -131,7 +131,7 @@ func (a *Adapter) refusal(misfits []*Misfit, t Target) error {
 	}
 	switch {
 	case t.Partition != "" && cov.Partition != "" && t.Partition != cov.Partition:
-		return &Misfit{Path: a.Path, Kind: Partition, Detail: fmt.Sprintf("made for %s, the model is %s", cov.Partition, t.Partition)}
+		return &Misfit{Path: a.Path, Kind: Partition, Detail: fmt.Sprintf("made for the %s model, and this request runs on %s", partitionName[cov.Partition], partitionName[t.Partition])}
 	case len(cov.Extra) > 0:
 		return &Misfit{Path: a.Path, Kind: ExtraTensors, Detail: "tensors that are no LoRA pair", Keys: cov.Extra}
 	case len(cov.Unmatched) > 0:
@@ -163,6 +163,9 @@ func sortedModules(m map[string]*Update) []string {
 	sort.Strings(out)
 	return out
 }
+
+// partitionName spells the partitions as the release does.
+var partitionName = map[string]string{"fl2va": "FL2VA", "ref2va": "Ref2VA"}
 
 // partitionOf is the partition a file names: an explicit metadata key, or
 // lightx2v's "fl2v" / "ref2v" file-name token ("" when neither says).
