@@ -93,8 +93,13 @@ func writeLoRAReport(w io.Writer, r loraReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "LoRA %s: %s layout, rank %d, %s of factors, on the %s DiT\n", r.File, c.Layout, c.Rank, GBText(c.Bytes), r.Partition)
 	for _, k := range lora.Kinds {
-		fmt.Fprintf(&b, "  %-18s %4d of %d modules\n", k, c.Modules[k], c.Targets[k])
+		fmt.Fprintf(&b, "  %-18s %4d of %d modules", k, c.Modules[k], c.Targets[k])
+		if c.Modules[k] > 0 {
+			fmt.Fprintf(&b, ", alpha/rank %g", c.Scale[k])
+		}
+		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "  alpha from %s\n", c.AlphaSource)
 	if c.QKV != "" {
 		fmt.Fprintf(&b, "  qkv rows read %s: %s\n", c.QKV, c.QKVReason)
 	}

@@ -20,12 +20,22 @@
 //   - ComfyUI / kohya: <module>.lora_down.weight, <module>.lora_up.weight
 //     and a scalar <module>.alpha (kohya's "lora_unet_" prefix with the
 //     dots written as underscores too);
-//   - diffusers: attention split into to_q/to_k/to_v (fused here exactly
-//     into the checkpoint's qkv_proj: A stacked [3r, in], B block-diagonal
-//     [out, 3r], each part keeping its own alpha/rank), to_out.0, and the
-//     FFN as ff.net.0.proj (value half first) / ff.net.2.
+//   - diffusers: transformer_blocks.N / token_refiner.refiner_blocks.K /
+//     norm_out.linear, attention split into to_q/to_k/to_v (fused here
+//     exactly into the checkpoint's qkv_proj: A stacked [3r, in], B
+//     block-diagonal [out, 3r], each part keeping its own alpha/rank),
+//     to_out.0, and the FFN as ff.net.0.proj (value half first) / ff.net.2
+//     (lightx2v's files, with PEFT's ".default." infix);
+//   - the suffixes without ".weight" (PDD's .lora_down/.lora_up, TaoMate's
+//     .lora_a/.lora_b).
 //
-// The scale of an update is strength·alpha/rank. The fused qkv_proj rows
+// Tensors that are no pair (.diff, .set_weight, PDD's output heads) and
+// PDD metadata are refused: they are part of what the file does.
+//
+// The scale of an update is strength·alpha/rank, rank from each module's
+// shapes (larryvrh's Turbo is rank 64 on the core and 16 on AdaLN); alpha
+// from the pair's .alpha tensor, else the file's header (alpha,
+// lora_alpha, network_alpha), else lightx2v v0.1's 8, else the rank. The fused qkv_proj rows
 // of the base are interleaved per head (MiniMaxAI release) or flat
 // (Comfy-Org repack); an adapter's qkv B rows are mapped from the layout
 // the adapter was made for (Options.QKV, decided in qkv.go) to the base's.

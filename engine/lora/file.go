@@ -75,6 +75,9 @@ var suffixes = []struct {
 	{".lora_A.default.weight", halfA, true}, {".lora_B.default.weight", halfB, true},
 	{".lora_A.weight", halfA, true}, {".lora_B.weight", halfB, true},
 	{".lora_down.weight", halfA, false}, {".lora_up.weight", halfB, false},
+	// without ".weight": PDD's trunk (.lora_down/.lora_up), TaoMate's (.lora_a/.lora_b)
+	{".lora_down", halfA, false}, {".lora_up", halfB, false},
+	{".lora_a", halfA, true}, {".lora_b", halfB, true},
 	{".alpha", halfAlpha, false},
 }
 
@@ -160,7 +163,8 @@ func (f *File) split(name string) (key string, h half, peft, ok bool) {
 // diffusersNames reports whether any pair uses diffusers' module names.
 func (f *File) diffusersNames() bool {
 	for k := range f.pairs {
-		if _, _, ok := diffusersModule(k); ok {
+		k, renamed := diffusersPrefix(k)
+		if _, _, ok := diffusersModule(k); ok || renamed {
 			return true
 		}
 	}

@@ -340,3 +340,86 @@ func TestCoverageReportsUnmatchedAndIgnored(t *testing.T) {
 		t.Fatalf("coverage %+v", cov)
 	}
 }
+
+// The spellings of the files in the wild (names and metadata as the
+// evidence reports them) map onto the checkpoint's modules with the
+// alpha and qkv reading their producers meant.
+func TestFilesInTheWild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	c := arch.TinyDiT()
+	inner, h := c.Inner(), c.Hidden
+	lightx2v := func(ts map[string]tensor) {
+		for _, p := range []string{"transformer_blocks.0.", "token_refiner.refiner_blocks.1."} {
+			for _, q := range []string{"attn.to_q", "attn.to_k", "attn.to_v"} {
+				pairs(ts, rng, p+q, 4, inner, h, ".lora_A.default.weight", ".lora_B.default.weight")
+			}
+			pairs(ts, rng, p+"attn.to_out.0", 4, h, inner, ".lora_A.default.weight", ".lora_B.default.weight")
+			pairs(ts, rng, p+"ff.net.0.proj", 4, 2*c.FFN, h, ".lora_A.default.weight", ".lora_B.default.weight")
+			pairs(ts, rng, p+"ff.net.2", 4, h, c.FFN, ".lora_A.default.weight", ".lora_B.default.weight")
+		}
+	}
+	cases := []struct {
+		name    string
+		file    string
+		md      map[string]string
+		build   func(map[string]tensor)
+		layout  Layout
+		modules int
+		scale   float64 // of attn.out_proj
+		qkv     weights.QKVLayout
+		refuse  MisfitKind
+	}{
+		{"lightx2v diffusers, alpha in the header", "minimax_h3_fl2v_turbo_8step_v1.0_bf16.safetensors", map[string]string{"alpha": "8", "key_format": "minimax-h3-diffusers"},
+			lightx2v, Diffusers, 8, 2, weights.QKVFlat, ""},
+		{"lightx2v v0.1, no alpha anywhere", "minimax_h3_fl2v_turbo_4step_v0.1.safetensors", nil, lightx2v, Diffusers, 8, 2, weights.QKVFlat, ""},
+		{"DiffSynth .default. on native names", "ds.safetensors", nil, func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.0.attn.qkv_proj", 4, 3*inner, h, ".lora_A.default.weight", ".lora_B.default.weight")
+			pairs(ts, rng, "blocks.0.attn.out_proj", 4, h, inner, ".lora_A.default.weight", ".lora_B.default.weight")
+		}, PEFT, 2, 1, weights.QKVInterleaved, ""},
+		{"FlashGen native key format", "fg.safetensors", map[string]string{"key_format": "minimax-h3-native"}, func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.0.attn.qkv_proj", 4, 3*inner, h, ".lora_A.weight", ".lora_B.weight")
+			pairs(ts, rng, "blocks.0.attn.out_proj", 4, h, inner, ".lora_A.weight", ".lora_B.weight")
+		}, PEFT, 2, 1, weights.QKVInterleaved, ""},
+		{"diffusers final layer and adaln", "d.safetensors", nil, func(ts map[string]tensor) {
+			pairs(ts, rng, "transformer.norm_out.linear", 2, 2*h, c.TimeDim, ".lora_A.weight", ".lora_B.weight")
+			pairs(ts, rng, "transformer.transformer_blocks.1.adaln_proj.linear", 2, c.AdaLNOut, c.TimeDim, ".lora_A.weight", ".lora_B.weight")
+			pairs(ts, rng, "transformer.transformer_blocks.1.attn.to_out.0", 2, h, inner, ".lora_A.weight", ".lora_B.weight")
+		}, Diffusers, 3, 1, "", ""},
+		{"TaoMate bare .lora_a/.lora_b", "tao.safetensors", nil, func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.1.attn.out_proj", 4, h, inner, ".lora_a", ".lora_b")
+		}, PEFT, 1, 1, "", ""},
+		{"PDD trunk with its head bank", "pdd.safetensors", map[string]string{"pdd_num_steps": "32", "pdd_block_size": "4"}, func(ts map[string]tensor) {
+			pairs(ts, rng, "transformer_blocks.0.attn.to_out.0", 4, h, inner, ".lora_down", ".lora_up")
+		}, Diffusers, 1, 1, "", ExtraTensors},
+		{"FastH3 full-rank deltas", "fast.safetensors", nil, func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.0.attn.out_proj", 4, h, inner, ".lora_A.weight", ".lora_B.weight")
+			ts["blocks.0.norm1.diff"] = randT(rng, int64(h))
+		}, PEFT, 1, 1, "", ExtraTensors},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := map[string]tensor{}
+			tc.build(ts)
+			f, err := Open(synth(t, tc.file, ts, tc.md))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			a, err := Inspect(f, tiny(weights.QKVInterleaved), Options{})
+			var mf *Misfit
+			switch {
+			case tc.refuse != "" && (!errors.As(err, &mf) || mf.Kind != tc.refuse):
+				t.Fatalf("got %v, want a %s misfit", err, tc.refuse)
+			case tc.refuse == "" && err != nil:
+				t.Fatal(err)
+			}
+			cov := a.Coverage
+			if cov.Layout != tc.layout || cov.Matched() != tc.modules || cov.QKV != tc.qkv {
+				t.Fatalf("layout %s, %d modules, qkv %q; want %s, %d, %q (%+v)", cov.Layout, cov.Matched(), cov.QKV, tc.layout, tc.modules, tc.qkv, cov)
+			}
+			if s, ok := cov.Scale[KindOut]; ok && s != tc.scale {
+				t.Errorf("out_proj scale %g (%s), want %g", s, cov.AlphaSource, tc.scale)
+			}
+		})
+	}
+}

@@ -2,7 +2,10 @@ package lora
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"h3studio/engine/weights"
@@ -47,6 +50,10 @@ type Coverage struct {
 	QKVReason string            `json:"qkv_reason,omitempty"`
 	// Partition is the partition the file says it is for ("" unknown).
 	Partition string `json:"partition,omitempty"`
+	// AlphaSource says where the updates' alpha came from; Scale is each
+	// kind's alpha/rank (of its first module; strength not included).
+	AlphaSource string           `json:"alpha_source"`
+	Scale       map[Kind]float64 `json:"scale"`
 	// Bytes is the updates' A and B as stored in the file.
 	Bytes int64 `json:"bytes"`
 }
@@ -74,8 +81,10 @@ func Match(f *File, t Target, o Options) (*Adapter, error) {
 // the file does not fit; an adapter returned with an error must not be
 // applied.
 func Inspect(f *File, t Target, o Options) (*Adapter, error) {
-	a := &Adapter{Path: f.Path, file: f, Coverage: Coverage{Layout: f.Layout, Modules: map[Kind]int{}, Targets: map[Kind]int{}}}
+	a := &Adapter{Path: f.Path, file: f, Coverage: Coverage{Layout: f.Layout, Modules: map[Kind]int{}, Targets: map[Kind]int{}, Scale: map[Kind]float64{}}}
 	cov := &a.Coverage
+	var alpha float64
+	alpha, cov.AlphaSource = fileAlpha(f)
 	for _, m := range t.Modules {
 		cov.Targets[m.Kind]++
 	}
@@ -100,7 +109,7 @@ func Inspect(f *File, t Target, o Options) (*Adapter, error) {
 			u = &Update{Module: m.Name, Kind: m.Kind, In: m.In, Out: m.Out, f: f}
 			byModule[ref.module] = u
 		}
-		if mf := u.addPart(p, ref, t); mf != nil {
+		if mf := u.addPart(p, ref, t, alpha); mf != nil {
 			mf.Path = f.Path
 			misfits = append(misfits, mf)
 		}
@@ -108,6 +117,9 @@ func Inspect(f *File, t Target, o Options) (*Adapter, error) {
 	for _, name := range sortedModules(byModule) {
 		u := byModule[name]
 		a.Updates = append(a.Updates, u)
+		if cov.Modules[u.Kind] == 0 {
+			cov.Scale[u.Kind] = u.Scale
+		}
 		cov.Modules[u.Kind]++
 		cov.Rank = max(cov.Rank, u.Rank)
 		for _, pt := range u.parts {
@@ -130,6 +142,8 @@ func (a *Adapter) refusal(misfits []*Misfit, t Target) error {
 		}
 	}
 	switch {
+	case pddMetadata(a.file) != "":
+		return &Misfit{Path: a.Path, Kind: ExtraTensors, Detail: "a PDD adapter (" + pddMetadata(a.file) + " metadata): its per-interval output heads are part of it"}
 	case t.Partition != "" && cov.Partition != "" && t.Partition != cov.Partition:
 		return &Misfit{Path: a.Path, Kind: Partition, Detail: fmt.Sprintf("made for the %s model, and this request runs on %s", partitionName[cov.Partition], partitionName[t.Partition])}
 	case len(cov.Extra) > 0:
@@ -195,4 +209,51 @@ func (a *Adapter) SideParams() (all, blocks int64) {
 		}
 	}
 	return all, blocks
+}
+
+// metadataAlphas are the header keys trainers store one alpha for the
+// whole file under (lightx2v's diffusers files: "alpha"), read only when
+// the file has no .alpha tensors, as diffusers and SGLang do.
+var metadataAlphas = []string{"alpha", "lora_alpha", "network_alpha"}
+
+// lightx2vV01Alpha is the alpha lightx2v's v0.1 Turbo files were made
+// with: they carry none, and their reference script's default is 8
+// (ModelTC/Minimax-H3-Turbo inference_minimax_h3.py DEFAULT_LORA_ALPHA);
+// alpha = rank would apply them 16x too strong.
+const lightx2vV01Alpha = 8
+
+// fileAlpha is the alpha of pairs without an .alpha tensor (0: alpha =
+// rank) and where it came from.
+func fileAlpha(f *File) (float64, string) {
+	for _, p := range f.pairs {
+		if p.alpha != nil {
+			return 0, "the pairs' .alpha tensors (alpha = rank where one is missing)"
+		}
+	}
+	for _, k := range metadataAlphas {
+		if v, err := strconv.ParseFloat(f.Metadata[k], 64); err == nil && v > 0 && !math.IsInf(v, 0) {
+			return v, fmt.Sprintf("the file's metadata (%s = %g)", k, v)
+		}
+	}
+	n := strings.ToLower(filepath.Base(f.Path))
+	if f.Layout == Diffusers && strings.Contains(n, "turbo") && strings.Contains(n, "v0.1") {
+		return lightx2vV01Alpha, "lightx2v v0.1's alpha 8 (the file carries none; its reference script's default)"
+	}
+	return 0, "none in the file: alpha = rank (scale 1)"
+}
+
+// pddMetadata names the alibaba-pai PDD metadata key a file carries ("":
+// none): those adapters come with a bank of output heads.
+func pddMetadata(f *File) string {
+	var keys []string
+	for k := range f.Metadata {
+		if strings.HasPrefix(k, "pdd_") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
 }

@@ -113,6 +113,24 @@ var diffusersRenames = []struct {
 	{"ff.net.2", "mlp.fc2", partWhole, false},
 }
 
+// diffusersPrefixes are diffusers' container names and the checkpoint's
+// (diffusers @58eb52c scripts/convert_minimax_h3_to_diffusers.py key plan).
+var diffusersPrefixes = []struct{ from, to string }{
+	{"transformer_blocks.", "blocks."},
+	{"token_refiner.refiner_blocks.", "token_refiner.blocks."},
+	{"norm_out.linear", "final_layer.adaln_proj.linear"},
+}
+
+// diffusersPrefix renames a diffusers container prefix to the checkpoint's.
+func diffusersPrefix(key string) (string, bool) {
+	for _, r := range diffusersPrefixes {
+		if rest, ok := strings.CutPrefix(key, r.from); ok {
+			return r.to + rest, true
+		}
+	}
+	return key, false
+}
+
 // diffusersModule maps a diffusers module key to the checkpoint's.
 func diffusersModule(key string) (string, moduleRef, bool) {
 	for _, r := range diffusersRenames {
@@ -127,9 +145,14 @@ func diffusersModule(key string) (string, moduleRef, bool) {
 // resolve maps a file key to a target module; ok is false when the model
 // has no such module.
 func (f *File) resolve(key string, t Target) (moduleRef, bool) {
+	key, renamed := diffusersPrefix(key)
 	if m, ref, ok := diffusersModule(key); ok {
 		_, has := t.Modules[m]
 		return ref, has
+	}
+	if renamed {
+		_, has := t.Modules[key]
+		return moduleRef{module: key, part: partWhole}, has
 	}
 	if f.kohya {
 		for _, n := range t.names() {

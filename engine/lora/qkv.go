@@ -68,6 +68,8 @@ func (a *Adapter) decideQKV(o Options, t Target) error {
 		cov.QKV, cov.QKVReason = stated, "stated in the file's metadata ("+qkvMetadataKey+")"
 	case a.file.Layout == Diffusers:
 		cov.QKV, cov.QKVReason = weights.QKVFlat, "split to_q/to_k/to_v, fused in flat order"
+	case a.file.Metadata["key_format"] == "minimax-h3-native":
+		cov.QKV, cov.QKVReason = weights.QKVInterleaved, "key_format minimax-h3-native (FlashGen): rows grouped per head, as vllm-omni reads them"
 	case a.file.peftDefault:
 		cov.QKV, cov.QKVReason = weights.QKVInterleaved, "PEFT names with the .default. infix: DiffSynth-Studio, which trains on the raw interleaved shards"
 	default:

@@ -37,7 +37,7 @@ type part struct {
 }
 
 // addPart checks one file pair against the module and adds it.
-func (u *Update) addPart(p *rawPair, ref moduleRef, t Target) *Misfit {
+func (u *Update) addPart(p *rawPair, ref moduleRef, t Target, fileAlpha float64) *Misfit {
 	bad := func(kind MisfitKind, format string, a ...any) *Misfit {
 		return &Misfit{Kind: kind, Detail: fmt.Sprintf(format, a...), Keys: []string{pairName(p)}}
 	}
@@ -68,7 +68,10 @@ func (u *Update) addPart(p *rawPair, ref moduleRef, t Target) *Misfit {
 		}
 	}
 	r := int(as[0])
-	ratio := 1.0 // PEFT files saved without alpha: alpha = rank
+	ratio := 1.0 // no alpha anywhere: alpha = rank (PEFT's save without one, ComfyUI's rule)
+	if fileAlpha > 0 {
+		ratio = fileAlpha / float64(r)
+	}
 	if p.alpha != nil {
 		v, err := u.f.read(p.alpha)
 		if err != nil || len(v) != 1 || !(v[0] > 0) || math.IsInf(float64(v[0]), 0) {
