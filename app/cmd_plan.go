@@ -105,6 +105,8 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		TokenReduction: r.TokenReduction,
 		First:          r.FirstFrame,
 		Last:           r.LastFrame,
+		VideoShift:     r.VideoShift,
+		AudioShift:     r.AudioShift,
 	}
 	if pr.LoRAs, err = planLoRAs(r); err != nil {
 		return pr, err

@@ -181,3 +181,52 @@ func TestRenderLoRARecorded(t *testing.T) {
 		t.Errorf("the history holds LoRAs %+v (%v)", got.LoRAs, err)
 	}
 }
+
+func TestTurboFor(t *testing.T) {
+	for name, want := range map[string]Turbo{
+		"minimax_h3_turbo_v4_step600_ema.safetensors":               {"larryvrh Turbo v4-600", "fl2va", 6, 12, 3},
+		"minimax_h3_turbo_4step_ema_ckpt850.safetensors":            {"larryvrh Turbo v1-850", "fl2va", 4, 12, 3},
+		"minimax_h3_fl2v_turbo_4step_v1.2_768p.safetensors":         {"lightx2v FL2VA Turbo 4-step 768p", "fl2va", 4, 6, 3},
+		"minimax_h3_fl2v_turbo_8step_v1.0_comfyui_bf16.safetensors": {"lightx2v FL2VA Turbo 8-step", "fl2va", 8, 12, 3},
+		"minimax_h3_ref2v_turbo_8step_v1.0_768p.safetensors":        {"lightx2v Ref2VA Turbo 8-step 768p", "ref2va", 8, 6, 3},
+		"/loras/minimax_h3_ref2v_turbo_4step_v0.1.safetensors":      {"lightx2v Ref2VA Turbo 4-step", "ref2va", 4, 12, 3},
+		"/loras/Minimax_H3_FL2V_Turbo_4step_v0.1.safetensors":       {"lightx2v FL2VA Turbo 4-step", "fl2va", 4, 12, 3},
+	} {
+		if got, ok := TurboFor(name); !ok || got != want {
+			t.Errorf("%s: %+v (%v), want %+v", name, got, ok, want)
+		}
+	}
+	if _, ok := TurboFor("style_lora.safetensors"); ok {
+		t.Error("a style LoRA was taken for a Turbo one")
+	}
+}
+
+// The Turbo preset renders in the steps and shifts of its LoRA; --steps
+// wins over it; without a Turbo LoRA it is refused with one sentence.
+func TestTurboPresetRenders(t *testing.T) {
+	rd := newRenderer(t)
+	src := tinyLoRA(t, "x.safetensors", 0)
+	path := filepath.Join(t.TempDir(), "minimax_h3_fl2v_turbo_4step_v1.1_768p.safetensors")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := tinyRequest(t, "turbo.mp4")
+	r.Steps, r.Preset, r.LoRAs = 0, TurboPreset, []LoRA{{Path: path, Strength: 1}}
+	job, _ := render(t, rd, r)
+	if pr := job.Plan.Request; pr.Steps != 4 || pr.VideoShift != 6 || pr.AudioShift != 3 || job.Stats.Forwards != 4 {
+		t.Errorf("turbo preset ran %d steps (%d forwards) at shifts %g/%g, want 4 at 6/3", pr.Steps, job.Stats.Forwards, pr.VideoShift, pr.AudioShift)
+	}
+	r.Steps = 3
+	if got, err := ApplyPreset(r); err != nil || got.Steps != 3 || got.VideoShift != 6 {
+		t.Errorf("--steps 3 with the turbo preset: %+v, %v", got, err)
+	}
+	r.LoRAs = nil
+	_, err = rd.Prepare(context.Background(), r)
+	if err == nil || !strings.Contains(TerminalAdvice(err), "Turbo LoRA") {
+		t.Errorf("the turbo preset without a Turbo LoRA: %v", err)
+	}
+}

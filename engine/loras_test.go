@@ -11,6 +11,8 @@ import (
 	"h3studio/engine/arch"
 	"h3studio/engine/lora"
 	"h3studio/engine/plan"
+	"h3studio/engine/sampler"
+	"h3studio/engine/weights"
 	"h3studio/engine/weights/safetensors"
 )
 
@@ -76,5 +78,25 @@ func TestGenerateLoRA(t *testing.T) {
 	var mf *lora.Misfit
 	if !errors.As(err, &mf) || mf.Kind != lora.Shape {
 		t.Fatalf("a LoRA of another width: %v, want a shape misfit", err)
+	}
+}
+
+// The request's sigma shifts replace the partition's (a Turbo adapter's
+// 6/3), each one it sets.
+func TestScheduleTakesRequestShifts(t *testing.T) {
+	part := &weights.Partition{SigmaShift: map[string]float64{"video": 12, "audio": 3}}
+	for _, c := range []struct{ v, a, wantV, wantA float64 }{{0, 0, 12, 3}, {6, 0, 6, 3}, {6, 2, 6, 2}} {
+		g := &generation{plan: &plan.Plan{Request: plan.Request{Steps: 4, VideoShift: c.v, AudioShift: c.a}}, part: part}
+		got, err := g.schedule()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sampler.NewSchedule(4, c.wantV, c.wantA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("shifts %g/%g: schedule %v, want %v's", c.v, c.a, got, want)
+		}
 	}
 }

@@ -54,6 +54,9 @@ func checkKnobs(r plan.Request) error {
 	if r.Reuse > 1 && r.CoreReuse > 1 {
 		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
 	}
+	if r.VideoShift < 0 || r.AudioShift < 0 {
+		errs = append(errs, errors.New("engine: sigma shifts must not be negative"))
+	}
 	return errors.Join(errs...)
 }
 

@@ -74,6 +74,10 @@ type Request struct {
 	TokenReduction bool
 	// LoRAs are the adapters applied at run time, in order (stacked).
 	LoRAs []LoRA
+	// VideoShift and AudioShift are the sigma schedule's shifts (0: the
+	// partition's model_index.json, else 12 and 3); few-step adapters come
+	// with their own (the Turbo preset). They change no size or time.
+	VideoShift, AudioShift float64
 	// Cached says what an earlier generation of the same engine already
 	// prepared (Engine.Plan fills it from its cache); the estimate prices
 	// it at nothing. It changes no size or memory.
