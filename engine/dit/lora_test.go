@@ -258,3 +258,25 @@ func TestStrengthZeroIsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// The side paths (f16 factors, the render default; and the f32 AdaLN fold)
+// use only ops the Metal backend runs: no silent CPU fallback.
+func TestLoRAMetalAudit(t *testing.T) {
+	b := cpuBackend(t)
+	cfg := tinyConfig(t)
+	bare := bareLoRA(t, cfg, rand.New(rand.NewPCG(5, 5)))
+	for _, o := range []Options{{}, {Residency: plan.Streamed, Precision: ggml.Precision{Weights: ggml.StoreAs(ggml.Q8_0)}}} {
+		m := loadTiny(t, b, false, o)
+		if err := m.SetLoRAs([]LoRA{{adapter(t, bare.path, cfg), 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if dt := m.lora.res[m.lora.list[0].Adapter].a["blocks.0.mlp.fc1"].DType(); dt != ggml.F16 {
+			t.Errorf("factors stored as %s, want f16", dt)
+		}
+		graphs := auditAll(t, m)
+		runCase(t, m, "t2va")
+		if *graphs < 4 {
+			t.Errorf("only %d graphs seen", *graphs)
+		}
+	}
+}
