@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,8 @@ import (
 type qwenBench struct {
 	tokens []int
 	dt     ggml.DType
-	layers int // 0: the 50 H3 uses
+	layers int          // 0: the 50 H3 uses
+	trace  *slog.Logger // --trace: every graph's time on stderr; nil: quiet
 }
 
 func parseQwenBench(tokens, dtype string, layers int) (*qwenBench, error) {
@@ -57,7 +59,7 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 	if layers == 0 {
 		layers = textenc.ReleaseLayers
 	}
-	pb, err := textenc.NewPrefillBench(b, cfg, layers, qb.dt, 1, textenc.Options{})
+	pb, err := textenc.NewPrefillBench(b, cfg, layers, qb.dt, 1, textenc.Options{Logger: qb.trace})
 	if err != nil {
 		return err
 	}
@@ -72,15 +74,37 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 		}
 		free, total := b.DeviceMemory()
 		ms, _ := weights.ReadMemStat() // PeakRSS stays 0 where unknown
+		gemm, err := qwenLayerGEMMs(b, cfg.Text, qb.dt, n)
+		if err != nil {
+			return err
+		}
 		r := benchResult{
 			Name:   fmt.Sprintf("qwen %d layers prefill %d tokens, %s weights", layers, n, qb.dt),
 			GFLOPS: pb.Flops(n) / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: layers,
 			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(total - free),
-			HostPeakBytes: ms.PeakRSS,
+			HostPeakBytes: ms.PeakRSS, Splits: b.Splits(), BlockGEMMSeconds: gemm,
 		}
 		if err := emit(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// qwenLayerGEMMs times one language layer's seven projections alone at n
+// rows, as the prefill runs them (row groups of the encoder's default
+// size, weights as dt, operands resident on the device): what a layer's
+// time would be with no attention, glue or host transfers.
+func qwenLayerGEMMs(b *ggml.Backend, c textenc.TextConfig, dt ggml.DType, n int) (float64, error) {
+	d, q, kv := c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	group := min(n, textenc.DefaultRowGroup)
+	var perGroup float64
+	for _, mk := range [][2]int{{q, d}, {kv, d}, {kv, d}, {d, q}, {c.Intermediate, d}, {c.Intermediate, d}, {d, c.Intermediate}} {
+		gf, err := ggml.MatMulGFLOPS(b, dt, mk[0], group, mk[1], 3)
+		if err != nil {
+			return 0, err
+		}
+		perGroup += 2 * float64(mk[0]) * float64(group) * float64(mk[1]) / (gf * 1e9)
+	}
+	return perGroup * float64(n) / float64(group), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"h3studio/engine/ggml"
@@ -65,6 +66,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qwenTokens := fs.String("qwen", "", "also time the Qwen3-VL language-layer prefill (seeded synthetic weights) at these prompt lengths, e.g. 10231,100000")
 	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
 	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
+	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *qwenTokens != "" {
 		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
 			return err
+		}
+		if *trace {
+			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		}
 	}
 	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {

@@ -1,8 +1,6 @@
 package textenc
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -42,7 +40,9 @@ type Options struct {
 
 const (
 	defaultQueryChunk = 512
-	defaultRowGroup   = 4096
+	// DefaultRowGroup is Options.RowGroup's default (the bench times
+	// projections at the same group size).
+	DefaultRowGroup = 4096
 )
 
 // Model is a loaded text/reference encoder. It is not safe for concurrent
@@ -99,7 +99,7 @@ func newModel(b *ggml.Backend, cfg Config, o Options) (*Model, error) {
 		o.QueryChunk = defaultQueryChunk
 	}
 	if o.RowGroup <= 0 {
-		o.RowGroup = defaultRowGroup
+		o.RowGroup = DefaultRowGroup
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -186,9 +186,13 @@ func (m *Model) compute(name string, g *ggml.Graph) error {
 	if m.graphHook != nil {
 		m.graphHook(name, g)
 	}
+	t0 := time.Now()
 	if err := g.Compute(); err != nil {
 		return fmt.Errorf("textenc: %s: %w", name, err)
 	}
+	// Per-graph wall time (inputs uploaded, computed, synchronised): the
+	// bench's --trace shows where a prefill's time goes, graph by graph.
+	m.opts.Logger.Debug("textenc graph", "graph", name, "ms", float64(time.Since(t0).Microseconds())/1e3, "splits", m.b.Splits())
 	return nil
 }
 
@@ -209,140 +213,4 @@ func (p positions) rows(s, e int) []int32 {
 		copy(out[a*n:(a+1)*n], p[a][s:e])
 	}
 	return out
-}
-
-// rowInputs declares and fills graph inputs for rows [s, e) of x
-// (row-major, D wide) and their mRoPE positions.
-func rowInputs(g *ggml.Graph, x []float32, pos positions, D, s, e int) (xin, pin *ggml.Tensor) {
-	xin = g.Input("x", ggml.F32, D, e-s)
-	xin.SetF32(x[s*D : e*D])
-	pin = g.Input("pos", ggml.I32, 4*(e-s))
-	pin.SetI32(pos.rows(s, e))
-	return xin, pin
-}
-
-// runText runs the language layers over x (row-major [S, hidden]) in place.
-// After layer i < len(deepstack), deepstack[i] (one row per visual row, in
-// order) is added at the visual rows.
-func (m *Model) runText(ctx context.Context, x []float32, pos positions, visual []int, deepstack [][]float32) error {
-	D := m.cfg.Text.Hidden
-	type loaded struct {
-		s   *layerSlot
-		err error
-	}
-	var next chan loaded
-	defer func() { // a prefetch still in flight when we stop
-		if next != nil {
-			if r := <-next; r.s != nil {
-				r.s.ws.Free()
-			}
-		}
-	}()
-	for li := 0; li < m.opts.Layers; li++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		var s *layerSlot
-		var err error
-		if next != nil {
-			r := <-next
-			next = nil
-			s, err = r.s, r.err
-			if err == nil {
-				m.layers[li] = s
-			}
-		} else {
-			s, err = m.layer(li)
-		}
-		if err != nil {
-			return err
-		}
-		if m.streamed() && li+1 < m.opts.Layers && m.layers[li+1] == nil {
-			next = make(chan loaded, 1)
-			go func(i int) {
-				s, err := m.loadLayer(i)
-				next <- loaded{s, err}
-			}(li + 1)
-		}
-		k, v, err := m.keysValues(li, &s.l, x, pos)
-		if err != nil {
-			return err
-		}
-		if err := m.queries(li, &s.l, x, pos, k, v); err != nil {
-			return err
-		}
-		m.release(li)
-		m.tap(fmt.Sprintf("layer%d_out", li), x)
-		if li < len(deepstack) {
-			if len(deepstack[li]) != len(visual)*D {
-				return errors.New("textenc: deepstack feature rows differ from the visual rows")
-			}
-			for j, r := range visual {
-				row := x[r*D : (r+1)*D]
-				for i, d := range deepstack[li][j*D : (j+1)*D] {
-					row[i] += d
-				}
-			}
-		}
-		m.opts.Logger.Debug("textenc layer", "layer", li, "rows", len(x)/D, "ms", time.Since(t0).Milliseconds())
-	}
-	return nil
-}
-
-// keysValues computes every row's rotated keys and values for layer li,
-// RowGroup rows per graph, and returns them as host bytes of KVType in
-// ggml order [hd, KVHeads, S] (a prefix of rows is a prefix of bytes).
-func (m *Model) keysValues(li int, l *TextLayer, x []float32, pos positions) (k, v []byte, err error) {
-	c := m.cfg.Text
-	D, S, G := c.Hidden, len(x)/c.Hidden, m.opts.RowGroup
-	rowBytes := c.KVHeads * c.HeadDim * m.kvType.RowBytes(1)
-	k, v = make([]byte, S*rowBytes), make([]byte, S*rowBytes)
-	for s := 0; s < S; s += G {
-		e := min(S, s+G)
-		g := m.b.NewGraph(0)
-		xin, pin := rowInputs(g, x, pos, D, s, e)
-		kt, vt := l.KeysValues(g, xin, pin, c)
-		if m.kvType != ggml.F32 {
-			kt, vt = g.Cast(kt, m.kvType), g.Cast(vt, m.kvType)
-		}
-		g.Output(kt, vt)
-		if err := m.compute(fmt.Sprintf("layer %d keys/values rows %d-%d", li, s, e), g); err != nil {
-			g.Free()
-			return nil, nil, err
-		}
-		copy(k[s*rowBytes:], kt.Raw())
-		copy(v[s*rowBytes:], vt.Raw())
-		g.Free()
-	}
-	return k, v, nil
-}
-
-// queries runs layer li's attention and MLP for every row group, each group
-// attending to the keys of all rows up to its last, and writes the layer
-// output over x.
-func (m *Model) queries(li int, l *TextLayer, x []float32, pos positions, k, v []byte) error {
-	c := m.cfg.Text
-	D, S, G := c.Hidden, len(x)/c.Hidden, m.opts.RowGroup
-	rowBytes := c.KVHeads * c.HeadDim * m.kvType.RowBytes(1)
-	out := make([]float32, len(x))
-	for s := 0; s < S; s += G {
-		e := min(S, s+G)
-		g := m.b.NewGraph(0)
-		xin, pin := rowInputs(g, x, pos, D, s, e)
-		kin := g.Input("k", m.kvType, c.HeadDim, c.KVHeads, e)
-		kin.SetRaw(k[:e*rowBytes])
-		vin := g.Input("v", m.kvType, c.HeadDim, c.KVHeads, e)
-		vin.SetRaw(v[:e*rowBytes])
-		y := l.Forward(g, xin, pin, kin, vin, c, m.opts.QueryChunk, m.opts.Precision.KV, fmt.Sprintf("blk.%d", li))
-		g.Output(y)
-		if err := m.compute(fmt.Sprintf("layer %d rows %d-%d", li, s, e), g); err != nil {
-			g.Free()
-			return err
-		}
-		copy(out[s*D:], y.F32())
-		g.Free()
-	}
-	copy(x, out)
-	return nil
 }

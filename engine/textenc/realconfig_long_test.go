@@ -114,14 +114,19 @@ func TestReleaseLayerShortSequence(t *testing.T) {
 	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kvType: b.KVType(), b: b}
 	m.graphHook = auditHook(t, false)
 	t0 := time.Now()
-	k, v, err := m.keysValues(0, &l, x, pos)
+	x0 := append([]float32(nil), x...)
+	st, err := m.newRowState(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x0 := append([]float32(nil), x...)
-	if err := m.queries(0, &l, x, pos, k, v); err != nil {
+	defer st.free()
+	if err := m.keysValues(0, &l, st, pos); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.queries(0, &l, st, pos); err != nil {
+		t.Fatal(err)
+	}
+	st.x.F32Into(x)
 	t.Logf("%d tokens through a release-shape layer in %v", S, time.Since(t0).Round(time.Millisecond))
 
 	r := releaseLayerRef64(cfg, shapes, fan)
