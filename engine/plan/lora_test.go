@@ -26,6 +26,9 @@ func TestLoRACounted(t *testing.T) {
 		t.Fatal("no denoise phase")
 		return Phase{}
 	}
+	if len(lp.LoRAs) != 1 || lp.LoRAs[0].ResidentBytes != bytes {
+		t.Errorf("the plan reports LoRAs %+v", lp.LoRAs)
+	}
 	if d := denoise(lp).WeightsBytes - denoise(base).WeightsBytes; d != bytes {
 		t.Errorf("denoise weights grew by %d B, want the adapter's %d", d, bytes)
 	}

@@ -184,6 +184,8 @@ type Plan struct {
 	Repair       *Repair          `json:"repair,omitempty"`
 	Time         Estimate         `json:"time"`
 	Warnings     []string         `json:"warnings"`
+	// LoRAs are the request's adapters with what each costs.
+	LoRAs []LoRA `json:"loras,omitempty"`
 
 	// Request is the request as planned, defaults filled in: what
 	// Generate runs.
