@@ -186,6 +186,8 @@ func loraAdvice(e *lora.Misfit, name string) string {
 		return "the LoRA " + name + " does not fit this model (" + e.Detail + "); it was made for another model or another size of MiniMax-H3"
 	case lora.Unmatched:
 		return "the LoRA " + name + " changes parts this model does not have (" + firstKey(e) + "); it was made for another model"
+	case lora.Unsupported:
+		return "the LoRA " + name + " changes " + firstKey(e) + ", which H3 Studio applies no LoRA to (only the attention, MLP and AdaLN linears); applying only the rest would change what it does, so it was not used"
 	case lora.ExtraTensors:
 		return "the LoRA " + name + " carries tensors beyond its LoRA pairs (" + firstKey(e) + ", such as the output heads of PDD adapters), which H3 Studio cannot apply; applying only the rest would change what it does, so it was not used"
 	case lora.Partition:

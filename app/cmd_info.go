@@ -109,7 +109,7 @@ func writeLoRAReport(w io.Writer, r loraReport) error {
 	for _, l := range []struct {
 		what string
 		keys []string
-	}{{"unmatched", c.Unmatched}, {"extra tensors", c.Extra}, {"ignored", c.Ignored}} {
+	}{{"unmatched", c.Unmatched}, {"unsupported modules", c.Unsupported}, {"extra tensors", c.Extra}, {"ignored", c.Ignored}} {
 		if len(l.keys) > 0 {
 			fmt.Fprintf(&b, "  %s: %d (%s)\n", l.what, len(l.keys), strings.Join(l.keys[:min(3, len(l.keys))], ", "))
 		}

@@ -18,6 +18,9 @@ const (
 	Shape MisfitKind = "shape"
 	// Unmatched: pairs for modules this DiT does not have.
 	Unmatched MisfitKind = "unmatched"
+	// Unsupported: pairs for linears of this DiT that take no side path
+	// (patch projections, condition projection, time embedder, heads).
+	Unsupported MisfitKind = "unsupported module"
 	// ExtraTensors: tensors that are no LoRA pair, such as the per-interval
 	// output heads of alibaba-pai's PDD adapters; applying the pairs
 	// without them would be half the adapter.

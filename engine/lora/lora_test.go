@@ -391,6 +391,11 @@ func TestFilesInTheWild(t *testing.T) {
 		{"PDD trunk with its head bank", "pdd.safetensors", map[string]string{"pdd_num_steps": "32", "pdd_block_size": "4"}, func(ts map[string]tensor) {
 			pairs(ts, rng, "transformer_blocks.0.attn.to_out.0", 4, h, inner, ".lora_down", ".lora_up")
 		}, Diffusers, 1, 1, "", ExtraTensors},
+		{"FastH3 model-level linears", "fast.safetensors", nil, func(ts map[string]tensor) {
+			pairs(ts, rng, "blocks.0.attn.out_proj", 4, h, inner, ".lora_A.weight", ".lora_B.weight")
+			pairs(ts, rng, "context_embedder", 4, h, c.TextDim, ".lora_A.weight", ".lora_B.weight")
+			pairs(ts, rng, "time_embedder.linear_1", 4, c.TimeHidden, c.TimestepDim, ".lora_A.weight", ".lora_B.weight")
+		}, Diffusers, 1, 1, "", Unsupported},
 		{"FastH3 full-rank deltas", "fast.safetensors", nil, func(ts map[string]tensor) {
 			pairs(ts, rng, "blocks.0.attn.out_proj", 4, h, inner, ".lora_A.weight", ".lora_B.weight")
 			ts["blocks.0.norm1.diff"] = randT(rng, int64(h))

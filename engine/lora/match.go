@@ -39,10 +39,12 @@ type Coverage struct {
 	Modules map[Kind]int `json:"modules"`
 	Targets map[Kind]int `json:"targets"`
 	Rank    int          `json:"rank"` // the largest (a fused split qkv counts its three parts)
-	// Unmatched are the file's pairs for modules the model lacks; Extra
-	// its tensors that belong to no pair (both are refusals).
-	Unmatched []string `json:"unmatched,omitempty"`
-	Extra     []string `json:"extra,omitempty"`
+	// Unmatched are the file's pairs for modules the model lacks,
+	// Unsupported those for linears that take no side path; Extra its
+	// tensors that belong to no pair (all three are refusals).
+	Unmatched   []string `json:"unmatched,omitempty"`
+	Unsupported []string `json:"unsupported,omitempty"`
+	Extra       []string `json:"extra,omitempty"`
 	// Ignored are tensors read but not applied: .alpha scalars of no pair.
 	Ignored []string `json:"ignored,omitempty"`
 	// QKV is the layout the adapter's qkv rows are read in, and why.
@@ -99,7 +101,11 @@ func Inspect(f *File, t Target, o Options) (*Adapter, error) {
 			continue
 		}
 		ref, ok := f.resolve(key, t)
-		if !ok {
+		switch {
+		case !ok && f.unsupported(key, t):
+			cov.Unsupported = append(cov.Unsupported, pairName(p))
+			continue
+		case !ok:
 			cov.Unmatched = append(cov.Unmatched, pairName(p))
 			continue
 		}
@@ -150,6 +156,8 @@ func (a *Adapter) refusal(misfits []*Misfit, t Target) error {
 		return &Misfit{Path: a.Path, Kind: ExtraTensors, Detail: "tensors that are no LoRA pair", Keys: cov.Extra}
 	case len(cov.Unmatched) > 0:
 		return &Misfit{Path: a.Path, Kind: Unmatched, Detail: "pairs for modules the model does not have", Keys: cov.Unmatched}
+	case len(cov.Unsupported) > 0:
+		return &Misfit{Path: a.Path, Kind: Unsupported, Detail: "pairs for linears that take no LoRA side path", Keys: cov.Unsupported}
 	case len(misfits) > 0:
 		keys := []string{}
 		for _, m := range misfits {

@@ -53,11 +53,16 @@ type Target struct {
 	Heads, HeadDim, FFN int
 	// Partition is "fl2va" or "ref2va" ("" when unknown).
 	Partition string
+	// Others are the model's other linears (patch projections, condition
+	// projection, time embedder, output heads): no adapter in the wild
+	// updates them but FastH3's, and they get no side path.
+	Others map[string]bool
 }
 
 // TargetOf lists a DiT config's updatable modules.
 func TargetOf(c *arch.DiT, qkv weights.QKVLayout, partition string) Target {
-	t := Target{Modules: map[string]Module{}, QKV: qkv, Heads: c.Heads, HeadDim: c.HeadDim, FFN: c.FFN, Partition: partition}
+	t := Target{Modules: map[string]Module{}, QKV: qkv, Heads: c.Heads, HeadDim: c.HeadDim, FFN: c.FFN, Partition: partition,
+		Others: map[string]bool{}}
 	for name, s := range c.Shapes() {
 		stem, ok := strings.CutSuffix(name, ".weight")
 		if !ok || len(s) != 2 {
@@ -65,6 +70,8 @@ func TargetOf(c *arch.DiT, qkv weights.QKVLayout, partition string) Target {
 		}
 		if k, ok := kindOf(stem); ok {
 			t.Modules[stem] = Module{Name: stem, Kind: k, Out: int(s[0]), In: int(s[1])}
+		} else {
+			t.Others[stem] = true
 		}
 	}
 	return t
@@ -119,16 +126,39 @@ var diffusersPrefixes = []struct{ from, to string }{
 	{"transformer_blocks.", "blocks."},
 	{"token_refiner.refiner_blocks.", "token_refiner.blocks."},
 	{"norm_out.linear", "final_layer.adaln_proj.linear"},
+	// model-level linears (FastH3 updates them)
+	{"audio_proj_in", "audio_patch_proj"},
+	{"audio_proj_out", "final_layer.audio_out"},
+	{"proj_in", "video_patch_proj"},
+	{"proj_out", "final_layer.video_out"},
+	{"context_embedder", "condition_proj"},
+	{"time_embedder.linear_1", "time_embedder.proj_in"},
+	{"time_embedder.linear_2", "time_embedder.proj_out"},
 }
 
-// diffusersPrefix renames a diffusers container prefix to the checkpoint's.
+// diffusersPrefix renames a diffusers container prefix (or a whole
+// model-level module name) to the checkpoint's.
 func diffusersPrefix(key string) (string, bool) {
 	for _, r := range diffusersPrefixes {
-		if rest, ok := strings.CutPrefix(key, r.from); ok {
+		if rest, ok := strings.CutPrefix(key, r.from); ok && (rest == "" || strings.HasSuffix(r.from, ".")) {
 			return r.to + rest, true
 		}
 	}
 	return key, false
+}
+
+// unsupported reports whether a file key names one of the model's linears that
+// take no side path.
+func (f *File) unsupported(key string, t Target) bool {
+	key, _ = diffusersPrefix(key)
+	if f.kohya {
+		for n := range t.Others {
+			if strings.ReplaceAll(n, ".", "_") == key {
+				return true
+			}
+		}
+	}
+	return t.Others[key]
 }
 
 // diffusersModule maps a diffusers module key to the checkpoint's.
