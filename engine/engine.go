@@ -147,11 +147,7 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 	if err := e.checkPartition(part); err != nil {
 		return nil, err
 	}
-	b, err := e.loraBase(part)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.planLoRAs(&r, e.precision()); err != nil {
+	if err := e.planLoRAs(&r, part); err != nil {
 		return nil, err
 	}
 	proc, err := qwenProcessor(e.partition(part))

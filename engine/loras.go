@@ -68,6 +68,19 @@ func closeAdapters(as []*lora.Adapter) {
 	}
 }
 
+// planLoRAs is loraBase.planLoRAs on the partition's DiT, at the engine's
+// precision.
+func (e *Engine) planLoRAs(r *plan.Request, part string) error {
+	if len(r.LoRAs) == 0 {
+		return nil
+	}
+	b, err := e.loraBase(part)
+	if err != nil {
+		return err
+	}
+	return b.planLoRAs(r, e.precision())
+}
+
 // planLoRAs matches the request's adapters (refusing a misfit before
 // anything loads) and fills in what each costs the denoise loop, its
 // factors stored as a render at precision keeps them.
