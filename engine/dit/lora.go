@@ -69,9 +69,9 @@ type loraState struct {
 
 // SetLoRAs sets the adapters later forwards apply (nil: none) and their
 // strengths. An adapter's factors are uploaded the first time it is set
-// with a non-zero strength and kept until it leaves the list, so changing
-// strengths costs no reload of anything. A strength of 0 skips the adapter
-// entirely (the forward is bit-identical to none). The AdaLN updates
+// with a non-zero strength and kept while it stays in the list (at any
+// strength), so changing strengths reloads nothing. A strength of 0 skips
+// the adapter entirely (the forward is bit-identical to none). The AdaLN updates
 // change the modulation tables: call PrepareAdaLN after SetLoRAs; until
 // then Forward refuses to run.
 func (m *Model) SetLoRAs(list []LoRA) error {
@@ -84,11 +84,8 @@ func (m *Model) SetLoRAs(list []LoRA) error {
 		if l.Adapter == nil || math.IsNaN(l.Strength) || math.IsInf(l.Strength, 0) {
 			return errors.New("dit: a LoRA needs an adapter and a finite strength")
 		}
-		if l.Strength == 0 {
-			continue
-		}
 		keep[l.Adapter] = true
-		if st.res[l.Adapter] != nil {
+		if l.Strength == 0 || st.res[l.Adapter] != nil {
 			continue
 		}
 		r, err := m.upload(l.Adapter)

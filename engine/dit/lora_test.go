@@ -236,17 +236,28 @@ func TestSideMatchesMergedOracle(t *testing.T) {
 }
 
 // TestStrengthZeroIsBitIdentical: an adapter set at strength 0 changes no
-// bit of the forward.
+// bit of the forward, and moving its strength keeps its factors placed.
 func TestStrengthZeroIsBitIdentical(t *testing.T) {
 	b := cpuBackend(t)
 	cfg := tinyConfig(t)
 	bare := bareLoRA(t, cfg, rand.New(rand.NewPCG(2, 3)))
 	m := loadTiny(t, b, false, Options{Precision: exactKV})
 	_, _, v0, a0 := runCase(t, m, "t2va")
-	if err := m.SetLoRAs([]LoRA{{adapter(t, bare.path, cfg), 0}}); err != nil {
+	ad := adapter(t, bare.path, cfg)
+	if err := m.SetLoRAs([]LoRA{{ad, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	placed := m.lora.res[ad]
+	if err := m.SetLoRAs([]LoRA{{ad, 0}}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, v1, a1 := runCase(t, m, "t2va")
+	if err := m.SetLoRAs([]LoRA{{ad, 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if placed == nil || m.lora.res[ad] != placed {
+		t.Error("changing the strength placed the adapter's factors again")
+	}
 	for i := range v0 {
 		if math.Float32bits(v0[i]) != math.Float32bits(v1[i]) {
 			t.Fatalf("video[%d]: %g with the adapter at 0, %g without", i, v1[i], v0[i])
