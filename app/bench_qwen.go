@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
+	"h3studio/engine/plan"
 	"h3studio/engine/textenc"
 	"h3studio/engine/weights"
 )
@@ -55,6 +57,11 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 	if err != nil {
 		return err
 	}
+	rel, err := arch.Release()
+	if err != nil {
+		return err
+	}
+	dims := plan.DimsOf(rel)
 	layers := qb.layers
 	if layers == 0 {
 		layers = textenc.ReleaseLayers
@@ -64,15 +71,21 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 		return err
 	}
 	defer pb.Close()
+	// The weights are placed; what the device holds beyond this is the
+	// prefill's working memory (rows, K/V, compute buffers, ggml-cuda's
+	// pool, which keeps what it grew to).
+	free0, total := b.DeviceMemory()
+	base := total - free0
 	if _, err := pb.Run(ctx, 256); err != nil {
 		return err
 	}
 	for _, n := range qb.tokens {
+		stop := watchDevice(b)
 		d, err := pb.Run(ctx, n)
+		high := stop()
 		if err != nil {
 			return err
 		}
-		free, total := b.DeviceMemory()
 		ms, _ := weights.ReadMemStat() // PeakRSS stays 0 where unknown
 		gemm, err := qwenLayerGEMMs(b, cfg.Text, qb.dt, n)
 		if err != nil {
@@ -81,8 +94,12 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 		r := benchResult{
 			Name:   fmt.Sprintf("qwen %d layers prefill %d tokens, %s weights", layers, n, qb.dt),
 			GFLOPS: pb.Flops(n) / d.Seconds() / 1e9, Seconds: d.Seconds(), Rows: n, Blocks: layers,
-			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(total - free),
+			DType: qb.dt.String(), WeightBytes: int64(pb.Bytes()), DeviceUsedBytes: int64(high),
 			HostPeakBytes: ms.PeakRSS, Splits: b.Splits(), BlockGEMMSeconds: gemm,
+			PlannedWorkBytes: dims.QwenPrefillBytes(n),
+		}
+		if high > base {
+			r.ComputeBytes = int64(high - base)
 		}
 		if err := emit(r); err != nil {
 			return err
@@ -91,13 +108,39 @@ func (qb *qwenBench) run(ctx context.Context, b *ggml.Backend, emit func(benchRe
 	return nil
 }
 
+// watchDevice samples the device's memory in use every 5 ms until the
+// returned stop is called, which returns the highest sample: the high-water
+// mark of the work in between (ggml allocates between graphs, so samples
+// between kernels see every buffer).
+func watchDevice(b *ggml.Backend) (stop func() uint64) {
+	done := make(chan struct{})
+	high := make(chan uint64, 1)
+	go func() {
+		var h uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if free, total := b.DeviceMemory(); total-free > h {
+				h = total - free
+			}
+			select {
+			case <-done:
+				high <- h
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-high }
+}
+
 // qwenLayerGEMMs times one language layer's seven projections alone at n
 // rows, as the prefill runs them (row groups of the encoder's default
 // size, weights as dt, operands resident on the device): what a layer's
 // time would be with no attention, glue or host transfers.
 func qwenLayerGEMMs(b *ggml.Backend, c textenc.TextConfig, dt ggml.DType, n int) (float64, error) {
 	d, q, kv := c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	group := min(n, textenc.DefaultRowGroup)
+	group := min(n, plan.QwenRowGroup)
 	var perGroup float64
 	for _, mk := range [][2]int{{q, d}, {kv, d}, {kv, d}, {d, q}, {c.Intermediate, d}, {c.Intermediate, d}, {d, c.Intermediate}} {
 		gf, err := ggml.MatMulGFLOPS(b, dt, mk[0], group, mk[1], 3)

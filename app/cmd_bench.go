@@ -33,6 +33,9 @@ type benchResult struct {
 	WeightBytes     int64  `json:"weight_bytes,omitempty"`
 	ComputeBytes    int64  `json:"compute_bytes,omitempty"`
 	DeviceUsedBytes int64  `json:"device_used_bytes,omitempty"`
+	// PlannedWorkBytes is the planner's prediction of ComputeBytes (the
+	// Qwen prefill's working memory beside its weights).
+	PlannedWorkBytes int64 `json:"planned_work_bytes,omitempty"`
 	// Splits is ggml's scheduler splits of the forward (1: no CPU
 	// fallback); the block's GEMMs and attention are timed alone.
 	Splits                int     `json:"splits,omitempty"`

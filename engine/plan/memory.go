@@ -92,10 +92,34 @@ func (d Dims) DiTRowBytes() int64 {
 	return int64(max(attn, mlp))*f32 + 2*96*f32
 }
 
-// QwenTokenBytes is the language model's scratch per token (x, normed x,
-// gate, up, product in f32 plus f16 Q/K/V for flash attention).
+// QwenTokenBytes is the language model's scratch per token of a row group
+// (x, normed x, gate, up, product in f32 plus f16 Q/K/V for flash
+// attention).
 func (d Dims) QwenTokenBytes() int64 {
 	return int64(2*d.QHidden+3*d.QInter)*f32 + int64((d.QHeads+2*d.QKVHeads)*d.QHeadDim)*2
+}
+
+// QwenRowGroup is the token rows one prefill graph processes (engine/textenc
+// runs a layer as ceil(tokens/QwenRowGroup) graphs): it bounds the
+// prefill's scratch, whatever the prompt's length.
+const QwenRowGroup = 4096
+
+// qwenMaskRows is the query rows of one causal attention call's mask (the
+// encoder's 512-row chunks, padded to ggml's 64).
+const qwenMaskRows = 512 + 64
+
+// QwenPrefillBytes is the device memory a prefill of tokens tokens works
+// in beside its weights: every row's hidden state (f32) and one layer's
+// rotated keys and values (f16), kept on the device between graphs; one
+// row group's scratch; and what a group's attention holds per key (its
+// contiguous K/V copies and the f32 and f16 forms of a chunk's mask).
+func (d Dims) QwenPrefillBytes(tokens int) int64 {
+	T := int64(tokens)
+	kv := int64(d.QKVHeads*d.QHeadDim) * 2
+	state := T * (int64(d.QHidden)*f32 + 2*kv)
+	group := int64(min(tokens, QwenRowGroup)) * d.QwenTokenBytes()
+	perKey := T * (2*kv + qwenMaskRows*(f32+2))
+	return state + group + perKey
 }
 
 // visionPatchBytes is the vision tower's scratch per 16-px patch.
@@ -216,7 +240,7 @@ func textPhase(in phaseInput, refs references) Phase {
 	}
 	textEmb := T * int64(d.QHidden) * f32
 	te := Phase{Name: PhaseText, Residency: in.knobs.TextEncoder,
-		ScratchBytes: max(visionScratch, T*d.QwenTokenBytes()),
+		ScratchBytes: max(visionScratch, d.QwenPrefillBytes(int(T))),
 		// Vision embeddings and 3 deepstack features wait for the LM; the
 		// pixels they came from are released first.
 		MediaBytes:   max(refs.qwenPixels, 4*visionTokens*int64(d.QHidden)*f32) + textEmb,

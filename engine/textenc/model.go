@@ -40,9 +40,7 @@ type Options struct {
 
 const (
 	defaultQueryChunk = 512
-	// DefaultRowGroup is Options.RowGroup's default (the bench times
-	// projections at the same group size).
-	DefaultRowGroup = 4096
+	defaultRowGroup   = plan.QwenRowGroup
 )
 
 // Model is a loaded text/reference encoder. It is not safe for concurrent
@@ -99,7 +97,7 @@ func newModel(b *ggml.Backend, cfg Config, o Options) (*Model, error) {
 		o.QueryChunk = defaultQueryChunk
 	}
 	if o.RowGroup <= 0 {
-		o.RowGroup = DefaultRowGroup
+		o.RowGroup = defaultRowGroup
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
