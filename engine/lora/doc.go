@@ -34,8 +34,10 @@
 //
 // The scale of an update is strength·alpha/rank, rank from each module's
 // shapes (larryvrh's Turbo is rank 64 on the core and 16 on AdaLN); alpha
-// from the pair's .alpha tensor, else the file's header (alpha,
-// lora_alpha, network_alpha), else lightx2v v0.1's 8, else the rank. The fused qkv_proj rows
+// from the pair's .alpha tensor, else PEFT's adapter_config.json beside an
+// adapter_model.safetensors (lora_alpha, alpha_pattern, use_rslora), else
+// the file's header (alpha, lora_alpha, network_alpha), else lightx2v
+// v0.1's 8, else the rank (alpha.go). The fused qkv_proj rows
 // of the base are interleaved per head (MiniMaxAI release) or flat
 // (Comfy-Org repack); an adapter's qkv B rows are mapped from the layout
 // the adapter was made for (Options.QKV, decided in qkv.go) to the base's.

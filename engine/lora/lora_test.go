@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -426,5 +427,64 @@ func TestFilesInTheWild(t *testing.T) {
 				t.Errorf("out_proj scale %g (%s), want %g", s, cov.AlphaSource, tc.scale)
 			}
 		})
+	}
+}
+
+// A PEFT save_pretrained folder keeps alpha in adapter_config.json: its
+// lora_alpha, alpha_pattern and use_rslora set the scales; a config that
+// does not parse is refused; beside a file of another name it is ignored.
+func TestPEFTAdapterConfig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	c := arch.TinyDiT()
+	ts := map[string]tensor{}
+	pairs(ts, rng, "base_model.model.blocks.0.attn.out_proj", 4, c.Hidden, c.Inner(), ".lora_A.weight", ".lora_B.weight")
+	pairs(ts, rng, "base_model.model.blocks.0.mlp.fc2", 4, c.Hidden, c.FFN, ".lora_A.weight", ".lora_B.weight")
+	dir := filepath.Dir(synth(t, "adapter_model.safetensors", ts, nil))
+	path := filepath.Join(dir, "adapter_model.safetensors")
+	scales := func(p string) (map[Kind]float64, error) {
+		f, err := Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		a, err := Match(f, tiny(weights.QKVFlat), Options{})
+		if err != nil {
+			return nil, err
+		}
+		return a.Coverage.Scale, nil
+	}
+	for _, tc := range []struct {
+		config   string
+		out, fc2 float64
+	}{
+		{`{"r": 4, "lora_alpha": 8}`, 2, 2},
+		{`{"r": 4, "lora_alpha": 8, "alpha_pattern": {"mlp.fc2": 2}}`, 2, 0.5},
+		{`{"r": 4, "lora_alpha": 8, "use_rslora": true}`, 4, 4},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(tc.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := scales(path)
+		if err != nil || s[KindOut] != tc.out || s[KindFC2] != tc.fc2 {
+			t.Errorf("%s: scales %v (%v), want out %g fc2 %g", tc.config, s, err, tc.out, tc.fc2)
+		}
+	}
+	other := filepath.Join(dir, "style.safetensors")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := scales(other); err != nil || s[KindOut] != 1 {
+		t.Errorf("a config beside another file's name was read: %v, %v", s, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(`{"lora_alpha": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mf *Misfit
+	if _, err := scales(path); !errors.As(err, &mf) || mf.Kind != NotLoRA {
+		t.Errorf("a damaged adapter_config.json: %v", err)
 	}
 }

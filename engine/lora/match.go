@@ -2,10 +2,7 @@ package lora
 
 import (
 	"fmt"
-	"math"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"h3studio/engine/weights"
@@ -85,8 +82,11 @@ func Match(f *File, t Target, o Options) (*Adapter, error) {
 func Inspect(f *File, t Target, o Options) (*Adapter, error) {
 	a := &Adapter{Path: f.Path, file: f, Coverage: Coverage{Layout: f.Layout, Modules: map[Kind]int{}, Targets: map[Kind]int{}, Scale: map[Kind]float64{}}}
 	cov := &a.Coverage
-	var alpha float64
-	alpha, cov.AlphaSource = fileAlpha(f)
+	alpha, err := alphaOf(f)
+	if err != nil {
+		return a, err
+	}
+	cov.AlphaSource = alpha.source
 	for _, m := range t.Modules {
 		cov.Targets[m.Kind]++
 	}
@@ -217,37 +217,6 @@ func (a *Adapter) SideParams() (all, blocks int64) {
 		}
 	}
 	return all, blocks
-}
-
-// metadataAlphas are the header keys trainers store one alpha for the
-// whole file under (lightx2v's diffusers files: "alpha"), read only when
-// the file has no .alpha tensors, as diffusers and SGLang do.
-var metadataAlphas = []string{"alpha", "lora_alpha", "network_alpha"}
-
-// lightx2vV01Alpha is the alpha lightx2v's v0.1 Turbo files were made
-// with: they carry none, and their reference script's default is 8
-// (ModelTC/Minimax-H3-Turbo inference_minimax_h3.py DEFAULT_LORA_ALPHA);
-// alpha = rank would apply them 16x too strong.
-const lightx2vV01Alpha = 8
-
-// fileAlpha is the alpha of pairs without an .alpha tensor (0: alpha =
-// rank) and where it came from.
-func fileAlpha(f *File) (float64, string) {
-	for _, p := range f.pairs {
-		if p.alpha != nil {
-			return 0, "the pairs' .alpha tensors (alpha = rank where one is missing)"
-		}
-	}
-	for _, k := range metadataAlphas {
-		if v, err := strconv.ParseFloat(f.Metadata[k], 64); err == nil && v > 0 && !math.IsInf(v, 0) {
-			return v, fmt.Sprintf("the file's metadata (%s = %g)", k, v)
-		}
-	}
-	n := strings.ToLower(filepath.Base(f.Path))
-	if f.Layout == Diffusers && strings.Contains(n, "turbo") && strings.Contains(n, "v0.1") {
-		return lightx2vV01Alpha, "lightx2v v0.1's alpha 8 (the file carries none; its reference script's default)"
-	}
-	return 0, "none in the file: alpha = rank (scale 1)"
 }
 
 // pddMetadata names the alibaba-pai PDD metadata key a file carries ("":

@@ -37,7 +37,7 @@ type part struct {
 }
 
 // addPart checks one file pair against the module and adds it.
-func (u *Update) addPart(p *rawPair, ref moduleRef, t Target, fileAlpha float64) *Misfit {
+func (u *Update) addPart(p *rawPair, ref moduleRef, t Target, alpha alphaRule) *Misfit {
 	bad := func(kind MisfitKind, format string, a ...any) *Misfit {
 		return &Misfit{Kind: kind, Detail: fmt.Sprintf(format, a...), Keys: []string{pairName(p)}}
 	}
@@ -68,10 +68,7 @@ func (u *Update) addPart(p *rawPair, ref moduleRef, t Target, fileAlpha float64)
 		}
 	}
 	r := int(as[0])
-	ratio := 1.0 // no alpha anywhere: alpha = rank (PEFT's save without one, ComfyUI's rule)
-	if fileAlpha > 0 {
-		ratio = fileAlpha / float64(r)
-	}
+	ratio := alpha.ratio(p.key, r)
 	if p.alpha != nil {
 		v, err := u.f.read(p.alpha)
 		if err != nil || len(v) != 1 || !(v[0] > 0) || math.IsInf(float64(v[0]), 0) {
