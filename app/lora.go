@@ -21,6 +21,9 @@ type LoRA struct {
 	Path string `json:"path"`
 	// Strength scales the adapter's update (1: as trained; 0: off).
 	Strength float64 `json:"strength"`
+	// QKV is the row order of its fused qkv updates: "" (auto: decided
+	// from the file, engine/lora qkv.go), flat or interleaved.
+	QKV string `json:"qkv,omitempty"`
 	// SHA256 is the file's digest, filled in when a render is prepared and
 	// queued, so the clip's metadata and the history say which file it was.
 	SHA256 string `json:"sha256,omitempty"`
@@ -39,13 +42,18 @@ type loraList struct{ ls *[]LoRA }
 
 func (l loraList) String() string { return "" }
 
-// Set reads FILE[:STRENGTH]; a suffix after the last colon that is not a
-// number belongs to the file name.
+// Set reads FILE[:STRENGTH][:flat|interleaved]; a suffix after the last
+// colon that is neither a number nor a layout belongs to the file name.
 func (l loraList) Set(v string) error {
 	x := LoRA{Path: v, Strength: DefaultLoRAStrength}
-	if i := strings.LastIndex(v, ":"); i > 0 {
-		if s, err := strconv.ParseFloat(v[i+1:], 64); err == nil {
-			x.Path, x.Strength = v[:i], s
+	if i := strings.LastIndex(x.Path, ":"); i > 0 {
+		if q := lora.QKVChoice(x.Path[i+1:]); q == lora.QKVFlat || q == lora.QKVInterleaved {
+			x.Path, x.QKV = x.Path[:i], string(q)
+		}
+	}
+	if i := strings.LastIndex(x.Path, ":"); i > 0 {
+		if s, err := strconv.ParseFloat(x.Path[i+1:], 64); err == nil {
+			x.Path, x.Strength = x.Path[:i], s
 		}
 	}
 	*l.ls = append(*l.ls, x)
@@ -62,9 +70,9 @@ func (r Request) validateLoRAs() []error {
 		if math.IsNaN(l.Strength) || math.Abs(l.Strength) > MaxLoRAStrength {
 			errs = append(errs, &FlagError{Msg: fmt.Sprintf("the LoRA strength %g of %s is outside -%g..%g", l.Strength, l.Path, MaxLoRAStrength, MaxLoRAStrength), Flag: "--lora"})
 		}
-	}
-	if _, err := lora.ParseQKVChoice(r.LoRAQKV); err != nil {
-		errs = append(errs, &FlagError{Msg: fmt.Sprintf("the LoRA qkv layout %q is not auto, flat or interleaved", r.LoRAQKV), Flag: "--lora-qkv"})
+		if _, err := lora.ParseQKVChoice(l.QKV); err != nil {
+			errs = append(errs, &FlagError{Msg: fmt.Sprintf("the qkv row order %q of %s is not auto, flat or interleaved", l.QKV, l.Path), Flag: "--lora"})
+		}
 	}
 	return errs
 }
@@ -77,7 +85,7 @@ func planLoRAs(r Request) ([]plan.LoRA, error) {
 		if _, err := os.Stat(l.Path); err != nil {
 			return nil, &FileError{l.Path, err}
 		}
-		out = append(out, plan.LoRA{Path: l.Path, Strength: l.Strength, QKV: r.LoRAQKV})
+		out = append(out, plan.LoRA{Path: l.Path, Strength: l.Strength, QKV: l.QKV})
 	}
 	return out, nil
 }

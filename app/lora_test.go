@@ -49,19 +49,20 @@ func TestLoRAFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	var r Request
 	bindRequestFlags(fs, &r)
-	err := fs.Parse([]string{"--lora", "turbo.safetensors", "--lora", "style.safetensors:0.6", "--lora", "a:b.safetensors", "--lora", "neg.safetensors:-1"})
+	err := fs.Parse([]string{"--lora", "turbo.safetensors", "--lora", "style.safetensors:0.6", "--lora", "a:b.safetensors",
+		"--lora", "neg.safetensors:-1", "--lora", "ds.safetensors:0.8:interleaved", "--lora", "f.safetensors:flat"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []LoRA{{Path: "turbo.safetensors", Strength: 1}, {Path: "style.safetensors", Strength: 0.6},
-		{Path: "a:b.safetensors", Strength: 1}, {Path: "neg.safetensors", Strength: -1}}
+		{Path: "a:b.safetensors", Strength: 1}, {Path: "neg.safetensors", Strength: -1},
+		{Path: "ds.safetensors", Strength: 0.8, QKV: "interleaved"}, {Path: "f.safetensors", Strength: 1, QKV: "flat"}}
 	if !reflect.DeepEqual(r.LoRAs, want) {
 		t.Errorf("--lora gave %+v, want %+v", r.LoRAs, want)
 	}
-	r.LoRAs = append(r.LoRAs, LoRA{Path: "x.safetensors", Strength: 11})
-	r.LoRAQKV = "sideways"
-	if err := r.Validate(); err == nil || !strings.Contains(TerminalAdvice(err), "--lora-qkv") || !strings.Contains(TerminalAdvice(err), "11") {
-		t.Errorf("a strength of 11 and a qkv layout %q: %v", r.LoRAQKV, err)
+	r.LoRAs = append(r.LoRAs, LoRA{Path: "x.safetensors", Strength: 11}, LoRA{Path: "y.safetensors", Strength: 1, QKV: "sideways"})
+	if err := r.Validate(); err == nil || !strings.Contains(TerminalAdvice(err), "sideways") || !strings.Contains(TerminalAdvice(err), "11") {
+		t.Errorf("a strength of 11 and a qkv layout sideways: %v", err)
 	}
 }
 

@@ -58,11 +58,8 @@ type Request struct {
 	// 768-class canvas of the clip's aspect, enlarging small clips) or
 	// source (never enlarge, as h3.c and ComfyUI).
 	RefClipSize string `json:"ref_clip_size,omitempty"`
-	// LoRAs are low-rank adapters applied at run time, stacked in order;
-	// LoRAQKV reads their fused qkv rows: auto ("", decided from each
-	// file), flat or interleaved.
-	LoRAs   []LoRA `json:"loras,omitempty"`
-	LoRAQKV string `json:"lora_qkv,omitempty"`
+	// LoRAs are low-rank adapters applied at run time, stacked in order.
+	LoRAs []LoRA `json:"loras,omitempty"`
 	// VideoShift and AudioShift are the sigma schedule's shifts (0: the
 	// model's, 12 and 3); the Turbo preset takes its LoRA's.
 	VideoShift float64 `json:"video_shift,omitempty"`
