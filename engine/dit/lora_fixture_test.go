@@ -23,11 +23,15 @@ const (
 	tolLoRAF32 = 1e-4 // f32 base, f32 factors: summation order only
 	// tolLoRAQ8 is the q8_0 base (q8_0-rounded activations in its products)
 	// with f16 factors, on the FL2VA case as TestParityQ8 checks the base:
-	// measured 1.9-2.7e-3 on a float64-merged stand-in of these fixtures,
-	// the base alone 1.9/2.3e-3 (the factors' f16 adds nothing visible:
-	// f32 factors gave the same). T2VA is not held to it: its audio is
-	// 3.3e-3 off with no adapter at all.
+	// measured 1.8-2.6e-3 against the PyTorch fixtures, the base alone
+	// 1.9/2.3e-3 (f32 factors give the same: the error is the base's).
+	// T2VA is not held to it: its audio is 3.3e-3 off with no adapter.
 	tolLoRAQ8 = 3e-3
+	// tolLoRAQ8Strong is the same for diffusers_split, whose adapter (scale
+	// 2 on every module, a rank-12 fused qkv) moves the outputs by 29-41 %
+	// where the others move them 2-19 %; the q8_0 base's error grows with
+	// it: 3.1/3.6e-3 measured, 3.1/3.5e-3 with f32 factors.
+	tolLoRAQ8Strong = 4e-3
 )
 
 // loraCases are the generator's cases.
@@ -120,10 +124,14 @@ func TestLoRAParity(t *testing.T) {
 			t.Run(base.name+"/"+name, func(t *testing.T) {
 				c := openLoRACase(t, name)
 				c.apply(t, m)
+				tol := base.tol
+				if tol == tolLoRAQ8 && name == "diffusers_split" {
+					tol = tolLoRAQ8Strong
+				}
 				for _, task := range base.tasks {
 					_, _, v, a := runCase(t, m, task)
-					expectClose(t, task+" video", v, c.want(t, task+".out.video"), ggmltest.Tol(base.tol))
-					expectClose(t, task+" audio", a, c.want(t, task+".out.audio"), ggmltest.Tol(base.tol))
+					expectClose(t, task+" video", v, c.want(t, task+".out.video"), ggmltest.Tol(tol))
+					expectClose(t, task+" audio", a, c.want(t, task+".out.audio"), ggmltest.Tol(tol))
 				}
 			})
 		}
