@@ -81,7 +81,7 @@ func TestImportDirection(t *testing.T) {
 	// Pure-Go packages must build without cgo anywhere in their closure so
 	// they vet for darwin with CGO_ENABLED=0 and stay instant in the UI.
 	for _, p := range pkgs {
-		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" || p.ImportPath == "h3studio/engine/arch" {
+		if p.ImportPath == "h3studio/media" || p.ImportPath == "h3studio/resample" || p.ImportPath == "h3studio/engine/layout" || p.ImportPath == "h3studio/engine/plan" || p.ImportPath == "h3studio/engine/arch" || p.ImportPath == "h3studio/engine/preview" {
 			if has(p, "runtime/cgo") {
 				t.Errorf("%s pulls in cgo", p.ImportPath)
 			}

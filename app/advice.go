@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"h3studio/engine"
@@ -19,13 +21,41 @@ import (
 // the planner found one, what would fit. The CLI prints it (as a
 // RefusedError) and the window shows it under the Render button.
 func Refusal(p *plan.Plan) string {
-	msg := "the request does not fit this machine: " + p.Error
+	return "the request does not fit " + MachineText(p) + ": " + refusalReason(p)
+}
+
+// refusalReason is why the plan was refused and what would fit. A plan
+// over its memory budget alone is worded here (sizes by GBText, the phase
+// in words); any other refusal in the planner's words.
+func refusalReason(p *plan.Plan) string {
+	m := p.Memory
+	tt := p.TextTokens
+	if m.PeakBytes > m.BudgetBytes && (tt.Limit == 0 || tt.Total <= tt.Limit) {
+		msg := fmt.Sprintf("it needs %s %s, over the %s budget", GBText(m.PeakBytes), MemoryPhaseText(m.PeakPhase), GBText(m.BudgetBytes))
+		if p.Repair != nil && p.Repair.Text != "" {
+			msg += "; " + p.Repair.Text
+		}
+		return msg
+	}
+	msg := p.Error
 	// The planner's error often names the repair already; saying it twice
 	// reads as two different problems.
 	if p.Repair != nil && p.Repair.Text != "" && !strings.Contains(p.Error, p.Repair.Text) {
 		msg += "; " + p.Repair.Text
 	}
 	return msg
+}
+
+// budgetRepairWhere says where the budget a refusal's repair names is set:
+// the window's Settings, or the terminal's flag.
+func budgetRepairWhere(p *plan.Plan, s surface) string {
+	if p.Repair == nil || p.Repair.BudgetGB <= 0 {
+		return ""
+	}
+	if s == terminal {
+		return fmt.Sprintf(" (--memory-gb %.1f)", p.Repair.BudgetGB)
+	}
+	return " (Memory budget, in Settings)"
 }
 
 // canceledText is what a canceled render says, at the terminal and in the
@@ -131,6 +161,7 @@ func adviceFor(err error, s surface) string {
 	var pathErr *fs.PathError
 	var snap *weights.SnapshotError
 	var misfit *lora.Misfit
+	var save *SaveError
 	name := func(p string) string {
 		if s == window {
 			return baseName(p)
@@ -139,7 +170,7 @@ func adviceFor(err error, s surface) string {
 	}
 	switch {
 	case errors.As(err, &refused):
-		return Refusal(refused.Plan)
+		return Refusal(refused.Plan) + budgetRepairWhere(refused.Plan, s)
 	case errors.Is(err, engine.ErrCanceled), errors.Is(err, context.Canceled):
 		return canceledText
 	case errors.Is(err, engine.ErrOutOfMemory):
@@ -161,6 +192,8 @@ func adviceFor(err error, s surface) string {
 		return snapshotAdvice(snap, s)
 	case errors.As(err, &misfit):
 		return loraAdvice(misfit, name(misfit.Path))
+	case errors.As(err, &save):
+		return saveAdvice(save, name(save.Path))
 	case errors.As(err, &pathErr):
 		return fileAdvice(&FileError{pathErr.Path, err}, name(pathErr.Path))
 	}
@@ -205,4 +238,16 @@ func firstKey(e *lora.Misfit) string {
 		return e.Keys[0]
 	}
 	return fmt.Sprintf("%s and %d more", e.Keys[0], len(e.Keys)-1)
+}
+
+// saveAdvice is the sentence for a Save As that did not happen.
+func saveAdvice(e *SaveError, name string) string {
+	if errors.Is(e.Err, errOverSource) {
+		return "the clip cannot replace itself; choose another name or folder"
+	}
+	dir := filepath.Dir(e.Path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Sprintf("cannot save %s: the folder %s does not exist; choose another", name, filepath.Base(dir))
+	}
+	return "cannot save " + name + "; check that you may write to that folder and that the disk has room"
 }

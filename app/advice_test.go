@@ -76,3 +76,27 @@ func TestRenderExitOutOfMemory(t *testing.T) {
 		t.Errorf("window %q, terminal %q: the flag belongs to the terminal only", w, c)
 	}
 }
+
+// A refusal under a budget set below the machine's names the budget that
+// fits and where it is set: Settings in the window, the flag at the
+// terminal; never a bigger machine.
+func TestRefusalUnderSetBudget(t *testing.T) {
+	rd := newRenderer(t)
+	r := tinyRequest(t, "small-budget.mp4")
+	r.Machine = "m5-max-128"
+	rd.SetMemoryGB(0.01)
+	_, err := rd.Prepare(context.Background(), r)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Plan.Repair == nil || refused.Plan.Repair.BudgetGB <= 0 {
+		t.Fatalf("under 0.01 GB: %v", err)
+	}
+	w, c := Advice(err), TerminalAdvice(err)
+	t.Logf("window: %s\nterminal: %s", w, c)
+	gb := fmt.Sprintf("%.1f", refused.Plan.Repair.BudgetGB)
+	if !strings.Contains(w, "a memory budget of "+gb+" GB (Memory budget, in Settings)") || strings.Contains(w, "--") || strings.Contains(w, "a Mac with") {
+		t.Errorf("window: %q", w)
+	}
+	if !strings.HasSuffix(c, "(--memory-gb "+gb+")") {
+		t.Errorf("terminal: %q", c)
+	}
+}

@@ -75,7 +75,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if p.Verdict == plan.Refused {
-		return errors.New(p.Error)
+		// The sentence render and the window give, with exit status 1
+		// (the plan answered; only the request does not fit).
+		return errors.New(TerminalAdvice(&RefusedError{Plan: p}))
 	}
 	return nil
 }
@@ -239,7 +241,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	for _, l := range p.LoRAs {
 		fmt.Fprintf(tw, "LoRA %s at strength %g: %s resident beside the DiT\n", l.Path, l.Strength, GBText(l.ResidentBytes))
 	}
-	fmt.Fprintf(tw, "\nmemory: peak %s in %s, budget %s\n", GBText(p.Memory.PeakBytes), p.Memory.PeakPhase, GBText(p.Memory.BudgetBytes))
+	fmt.Fprintf(tw, "\nmemory: peak %s %s, budget %s\n", GBText(p.Memory.PeakBytes), MemoryPhaseText(p.Memory.PeakPhase), GBText(p.Memory.BudgetBytes))
 	fmt.Fprintln(tw, "phase\tpeak\tweights\tscratch\tmedia\tcarried\tresidency")
 	for _, ph := range p.Memory.Phases {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, GBText(ph.PeakBytes), GBText(ph.WeightsBytes), GBText(ph.ScratchBytes), GBText(ph.MediaBytes), GBText(ph.CarriedBytes), ph.Residency)

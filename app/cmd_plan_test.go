@@ -232,7 +232,7 @@ func TestPlanCommandRefusal(t *testing.T) {
 	}
 	p := decodePlan(t, out)
 	rep, _ := p["repair"].(map[string]any)
-	if p["verdict"] != "refused" || rep == nil || !strings.Contains(errs, "use ") {
+	if p["verdict"] != "refused" || rep == nil || !strings.Contains(errs, "use ") || !strings.Contains(errs, "does not fit this Mac: it needs ") {
 		t.Fatalf("plan %s / %s", out, errs)
 	}
 	frames, _ := rep["frames"].(float64)

@@ -11,6 +11,7 @@ type Event = engine.Event
 const (
 	EventProgress = engine.EventProgress
 	EventStart    = engine.EventStart
+	EventEnd      = engine.EventEnd
 	EventDecision = engine.EventDecision
 	EventWarning  = engine.EventWarning
 	EventDone     = engine.EventDone

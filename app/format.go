@@ -61,6 +61,8 @@ func PhaseTitle(p engine.Phase) string {
 		return "Planning"
 	case engine.PhaseLoad:
 		return "Loading weights"
+	case engine.PhasePreview:
+		return "Fitting the step preview"
 	case engine.PhaseReferences:
 		return "Reading references"
 	case engine.PhaseEncode:
@@ -70,7 +72,7 @@ func PhaseTitle(p engine.Phase) string {
 	case engine.PhaseDecode:
 		return "Decoding"
 	case engine.PhaseMux:
-		return "Writing MP4"
+		return "Writing the MP4"
 	}
 	return string(p)
 }
@@ -161,4 +163,96 @@ func countText(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// FramesRuleText is why a length is rounded up, in the words of people
+// who count frames, not of the model's 17n+5; the editor and the CLI's
+// length flags say the same.
+const FramesRuleText = "clips are 5 frames more than a multiple of 17 (22, 39, 56…)"
+
+// LengthText is the clip the model makes of a requested frame count, as
+// the editor shows it under the length, saying why when it rounded up.
+func LengthText(requested int) string {
+	n := layout.AlignFrames(requested)
+	s := fmt.Sprintf("→ %d frames = %.2f s at %d fps", n, float64(n)/layout.FPS, layout.FPS)
+	if n != requested {
+		s += ", rounded up: " + FramesRuleText
+	}
+	return s
+}
+
+// MemoryPeakText heads the plan panel's memory bar: when it peaks.
+func MemoryPeakText(phase string) string { return "Memory, at its peak " + MemoryPhaseText(phase) }
+
+// MemoryPhaseText is when a plan's memory peaks, for people: the
+// planner's phase names ("mux", "vae-decode") are the code's.
+func MemoryPhaseText(phase string) string {
+	switch phase {
+	case plan.PhaseLoad:
+		return "while loading the weights"
+	case plan.PhaseReference:
+		return "while reading the references"
+	case plan.PhaseText:
+		return "while encoding the prompt"
+	case plan.PhaseDenoise:
+		return "while denoising"
+	case plan.PhaseDecode:
+		return "while decoding the frames"
+	case plan.PhaseMux:
+		return "while writing the MP4"
+	}
+	return "in " + phase
+}
+
+// MachineText names the machine a plan is for: "this Mac" only on one.
+func MachineText(p *plan.Plan) string { return machineNoun(p.Mac) }
+
+// machineNoun is "this Mac" on a Mac, "this machine" elsewhere (a new
+// user on Linux read "Fits this Mac").
+func machineNoun(mac bool) string {
+	if mac {
+		return "this Mac"
+	}
+	return "this machine"
+}
+
+// VerdictText is the plan panel's headline: "Fits this Mac", "Fits this
+// machine", or what does not fit.
+func VerdictText(p *plan.Plan) string {
+	if p.Verdict == plan.Fits {
+		return "Fits " + MachineText(p)
+	}
+	return "Does not fit: " + refusalReason(p)
+}
+
+// RefPlanText is one reference's line in the plan panel: what it costs
+// the text encoder and the transformer, and the canvas it is read at.
+func RefPlanText(name string, rp plan.RefPlan) string {
+	s := fmt.Sprintf("%s: %s, %s", name, countText(rp.QwenTokens, "text token"), countText(rp.DiTRows, "transformer row"))
+	if rp.Canvas.Width > 0 {
+		s += " at " + rp.Canvas.String()
+	}
+	return s
+}
+
+// MemoryText is the meter beside a render's progress: the memory in use
+// now against the plan's predicted peak ("0.31 GB of 0.35 GB planned"),
+// with the GPU's share where the backend reports one. Without a plan
+// (planned 0) it says what is in use; with nothing known, nothing.
+func MemoryText(u MemoryUse, planned int64) string {
+	now := u.Resident
+	if now <= 0 {
+		now = u.Device
+	}
+	if now <= 0 {
+		return ""
+	}
+	s := GBText(now) + " in use"
+	if planned > 0 {
+		s = GBText(now) + " of " + GBText(planned) + " planned"
+	}
+	if u.Device > 0 && u.Resident > 0 {
+		s += " · GPU " + GBText(u.Device)
+	}
+	return s
 }

@@ -102,3 +102,19 @@ func TestTokensTextAgrees(t *testing.T) {
 		t.Errorf("nine tokens: %q", got)
 	}
 }
+
+// Counts read as words: the noun agrees with the number, and a rounded
+// length says why it was rounded.
+func TestCountsAndLengthInWords(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{ReadingText(1), "Reading 1 file…"},
+		{ReadingText(3), "Reading 3 files…"},
+		{RestoringText(1), "Restoring the settings; reading 1 reference…"},
+		{LengthText(22), "→ 22 frames = 0.92 s at 24 fps"},
+		{LengthText(23), "→ 39 frames = 1.62 s at 24 fps, rounded up: " + FramesRuleText},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}

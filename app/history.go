@@ -31,6 +31,7 @@ type Entry struct {
 	ID       string          `json:"id"`
 	Status   JobStatus       `json:"status"`
 	Created  time.Time       `json:"created"`
+	Started  time.Time       `json:"started,omitzero"`
 	Finished time.Time       `json:"finished,omitzero"`
 	Output   string          `json:"output,omitempty"`
 	Error    string          `json:"error,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"strconv"
 	"sync"
 	"time"
@@ -61,6 +62,12 @@ type JobInfo struct {
 	Err error
 	// Stats is the finished run in words (StatsText).
 	Stats string
+	// Started and Finished bound the run (zero until it starts, ends).
+	Started, Finished time.Time
+	// Thumb is a picture of the finished job for its row: the clip's
+	// poster frame, or the last step preview of a job that stopped
+	// early; nil when there is neither.
+	Thumb image.Image
 }
 
 type queued struct {
@@ -107,13 +114,24 @@ func (q *Queue) Submit(req Request) (string, error) {
 	q.seq++
 	now := time.Now()
 	id := now.UTC().Format("20060102-150405") + "-" + strconv.Itoa(q.seq)
+	q.mu.Unlock()
+
+	// The entry is written before the job can run: the worker updates it
+	// as the job goes, and a job that ended before its entry was written
+	// (a render that fails at once) was left "queued" in the history.
+	e := Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}
+	if err := q.hist.Put(e); err != nil {
+		return "", err
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		e.Status, e.Finished = StatusCanceled, time.Now()
+		return "", errors.Join(errors.New("queue: closed"), q.hist.Put(e))
+	}
 	q.pending = append(q.pending, queued{id: id, req: req})
 	q.jobs[id] = &JobInfo{ID: id, Request: req, Status: StatusQueued}
 	q.mu.Unlock()
-
-	if err := q.hist.Put(Entry{ID: id, Status: StatusQueued, Created: now, Output: req.Output, Request: raw}); err != nil {
-		return "", err
-	}
 	q.observe(JobEvent{JobID: id, Status: StatusQueued})
 	select {
 	case q.wake <- struct{}{}:
@@ -156,6 +174,26 @@ func (q *Queue) Move(id string, delta int) {
 		q.pending = append(q.pending[:j], append([]queued{p}, q.pending[j:]...)...)
 		return
 	}
+}
+
+// ClearFinished forgets the jobs that are done, failed or canceled, so the
+// queue shows what is still to come; their history entries stay. It
+// reports how many it cleared.
+func (q *Queue) ClearFinished() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kept := q.left[:0]
+	n := 0
+	for _, id := range q.left {
+		if q.jobs[id].Finished.IsZero() {
+			kept = append(kept, id)
+			continue
+		}
+		delete(q.jobs, id)
+		n++
+	}
+	q.left = kept
+	return n
 }
 
 // Pending lists queued job ids in run order.
@@ -256,6 +294,7 @@ func (q *Queue) runNext() bool {
 
 	q.setStatus(job.id, StatusRunning)
 	phases := map[string]int64{}
+	var preview image.Image
 	var stats json.RawMessage
 	var summary string
 	sink := func(ev engine.Event) {
@@ -264,6 +303,9 @@ func (q *Queue) runNext() bool {
 		}
 		if ev.Plan != nil {
 			q.recordPlan(job.id, ev.Plan)
+		}
+		if ev.Preview != nil {
+			preview = ev.Preview
 		}
 		if ev.Stats != nil {
 			summary = StatsText(ev.Stats)
@@ -279,7 +321,15 @@ func (q *Queue) runNext() bool {
 	q.running = nil
 	q.mu.Unlock()
 	q.recordStats(job.id, stats)
-	q.update(job.id, func(j *JobInfo) { j.Stats = summary })
+	thumb := preview
+	if err == nil {
+		// The clip's own frame, drawn now so the row has it when the
+		// observer hears the job is done; the last preview otherwise.
+		if th, terr := Thumbnail(ctx, out, ThumbSide); terr == nil {
+			thumb = th
+		}
+	}
+	q.update(job.id, func(j *JobInfo) { j.Stats, j.Thumb = summary, thumb })
 	switch {
 	case err == nil:
 		q.finish(job.id, StatusDone, out, nil, phases)
@@ -319,9 +369,11 @@ func (q *Queue) recordStats(id string, stats json.RawMessage) {
 }
 
 func (q *Queue) setStatus(id string, s JobStatus) {
-	q.update(id, func(j *JobInfo) { j.Status = s })
+	now := time.Now()
+	q.update(id, func(j *JobInfo) { j.Status, j.Started = s, now })
 	if e, err := q.hist.Get(id); err == nil {
 		e.Status = s
+		e.Started = now
 		if perr := q.hist.Put(e); perr != nil {
 			q.update(id, func(j *JobInfo) { j.Err = perr })
 			q.observe(JobEvent{JobID: id, Status: s, Err: perr})
@@ -332,10 +384,11 @@ func (q *Queue) setStatus(id string, s JobStatus) {
 }
 
 func (q *Queue) finish(id string, s JobStatus, output string, jobErr error, phases map[string]int64) {
+	now := time.Now()
 	e, err := q.hist.Get(id)
 	if err == nil {
 		e.Status = s
-		e.Finished = time.Now()
+		e.Finished = now
 		if output != "" {
 			e.Output = output
 		}
@@ -351,7 +404,7 @@ func (q *Queue) finish(id string, s JobStatus, output string, jobErr error, phas
 		jobErr = err
 	}
 	q.update(id, func(j *JobInfo) {
-		j.Status, j.Output, j.Err = s, output, jobErr
+		j.Status, j.Output, j.Err, j.Finished = s, output, jobErr, now
 	})
 	q.observe(JobEvent{JobID: id, Status: s, Err: jobErr})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,5 +215,131 @@ func TestQueueJobs(t *testing.T) {
 	defer mu.Unlock()
 	if len(stale) > 0 {
 		t.Errorf("observer told before the view changed: %v", stale)
+	}
+}
+
+// ClearFinished forgets the jobs that ended, however they ended, and keeps
+// the running and queued ones; the history keeps every entry.
+func TestQueueClearFinished(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gate := make(chan struct{})
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		if req.Prompt == "hold" {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return "", engine.ErrCanceled
+			}
+		}
+		if req.Prompt == "fail" {
+			return "", errors.New("engine: the model refused")
+		}
+		return req.Output, os.WriteFile(req.Output, []byte(req.Prompt), 0o644)
+	}
+	q := NewQueue(h, render, nil)
+	defer q.Close()
+	ids := map[string]string{}
+	for _, p := range []string{"done", "fail", "hold", "next", "dropped"} {
+		id, err := q.Submit(Request{Prompt: p, Output: filepath.Join(dir, p+".mp4")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = id
+	}
+	q.Cancel(ids["dropped"])
+	waitStatus(t, h, ids["hold"], StatusRunning)
+	if n := q.ClearFinished(); n != 3 {
+		t.Errorf("cleared %d jobs, want 3 (done, failed, canceled)", n)
+	}
+	var left []string
+	for _, j := range q.Jobs() {
+		left = append(left, j.Request.Prompt+":"+string(j.Status))
+	}
+	if got, want := strings.Join(left, " "), "hold:running next:queued"; got != want {
+		t.Errorf("after ClearFinished: %q, want %q", got, want)
+	}
+	if j, ok := q.Job(ids["done"]); ok {
+		t.Errorf("a cleared job is still there: %+v", j)
+	}
+	close(gate)
+	waitStatus(t, h, ids["next"], StatusDone)
+	entries, err := h.List()
+	if err != nil || len(entries) != 5 {
+		t.Errorf("history has %d entries (%v), want all 5", len(entries), err)
+	}
+	e, _ := h.Get(ids["next"])
+	if e.Started.IsZero() || !e.Finished.After(e.Started) {
+		t.Errorf("history entry started %v, finished %v", e.Started, e.Finished)
+	}
+}
+
+// A job that stops early keeps its last step preview as its row's
+// picture; a job without a clip or a preview has none.
+func TestQueueKeepsTheLastPreview(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := image.NewNRGBA(image.Rect(0, 0, 8, 8))
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		if req.Prompt == "previewed" {
+			sink(engine.Event{Phase: engine.PhaseDenoise, Step: 1, Total: 2, Preview: image.NewNRGBA(image.Rect(0, 0, 8, 8))})
+			sink(engine.Event{Phase: engine.PhaseDenoise, Step: 2, Total: 2, Preview: last})
+		}
+		return "", errors.New("engine: the model refused")
+	}
+	q := NewQueue(h, render, nil)
+	defer q.Close()
+	a, _ := q.Submit(Request{Prompt: "previewed"})
+	b, _ := q.Submit(Request{Prompt: "bare"})
+	waitStatus(t, h, b, StatusFailed)
+	for id, want := range map[string]image.Image{a: last, b: nil} {
+		if j, _ := q.Job(id); j.Thumb != want {
+			t.Errorf("%s: thumbnail %v, want %v", j.Request.Prompt, j.Thumb != nil, want != nil)
+		}
+	}
+}
+
+// A job that ends at once (a render that fails before its first step)
+// ends in the history too: Submit used to write the "queued" entry after
+// the worker could already have run the job, leaving it queued for good
+// (and "interrupted" after a restart). Racy by nature, so many jobs.
+func TestQueueHistoryOfJobsThatEndAtOnce(t *testing.T) {
+	h, err := OpenHistory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(ctx context.Context, req Request, sink engine.Sink) (string, error) {
+		return "", errors.New("engine: the model refused")
+	}
+	q := NewQueue(h, render, nil)
+	var ids []string
+	for i := 0; i < 50; i++ {
+		id, err := q.Submit(Request{Prompt: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for j, _ := q.Job(ids[len(ids)-1]); j.Status != StatusFailed; j, _ = q.Job(ids[len(ids)-1]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the last job is %s", j.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q.Close()
+	stuck := 0
+	for _, id := range ids {
+		if e, err := h.Get(id); err != nil || e.Status != StatusFailed {
+			stuck++
+		}
+	}
+	if stuck > 0 {
+		t.Errorf("%d of %d jobs that failed at once are not failed in the history", stuck, len(ids))
 	}
 }

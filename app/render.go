@@ -198,6 +198,10 @@ type Job struct {
 	Engine  *engine.Engine
 	Stats   *engine.Stats
 	preview bool
+	// cacheDir keeps the fitted preview maps; log takes the warning when
+	// a fit fails.
+	cacheDir string
+	log      *slog.Logger
 	// asked is the request as given, before presets and defaults: what
 	// the clip's metadata stores so a restore shows what the user chose.
 	asked Request
@@ -281,7 +285,7 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 	if err != nil {
 		return nil, &RequestError{nameReference(err, r.References)}
 	}
-	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, asked: req}, nil
+	return &Job{Request: r, Plan: p, Engine: eng, preview: rd.Preview, cacheDir: rd.CacheDir, log: rd.Logger, asked: req}, nil
 }
 
 // checkOutput refuses an output path whose folder is missing or which
@@ -334,8 +338,8 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 			return nil, err
 		}
 		dir = d
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is not a folder; choose a downloaded MiniMax-H3 folder, or none for the tiny model", model), Flag: "-d"}}
+	} else if err := CheckModelFolder(dir); err != nil {
+		return nil, err
 	}
 	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
 	if err != nil {
@@ -358,6 +362,9 @@ func (j *Job) Run(ctx context.Context, sink engine.Sink) (string, error) {
 		canvas: layout.Canvas{Width: r.Width, Height: r.Height}}
 	defer out.abort()
 	er := engine.Request{Seed: r.Seed, Preview: j.preview, Media: MediaReader{}, Output: out}
+	if j.preview {
+		er.PreviewMap = j.jobPreviewMap(ctx, sink)
+	}
 	st, err := j.Engine.Generate(ctx, er, j.Plan, sink)
 	if err != nil {
 		return "", err

@@ -1,6 +1,9 @@
 package app
 
-import "strings"
+import (
+	"h3studio/engine/plan"
+	"strings"
+)
 
 // Sentences of the studio window's safety net, kept here with the rest of
 // what people read.
@@ -21,3 +24,66 @@ const (
 // card's prompts separate words with spaces and a tab is a token of its
 // own that shifts the count the plan shows.
 func CleanPrompt(p string) string { return strings.ReplaceAll(p, "\t", " ") }
+
+// SavedText says where Save As put the clip.
+func SavedText(dst string) string { return "Saved the clip as " + baseName(dst) + "." }
+
+// CopiedPathText says that the clip's path is on the clipboard.
+func CopiedPathText(path string) string {
+	return "Copied the path of " + baseName(path) + "; paste it in Finder's Go to Folder or a terminal."
+}
+
+// NoClipText answers Save As and Copy before a clip is on the timeline.
+const NoClipText = "No clip yet: render one, or play one from the History."
+
+// ReplaceTitle and ReplaceText ask before Save As replaces a file (where
+// the system's save panel, which asks itself, is missing).
+const ReplaceTitle = "Replace the file?"
+
+// ReplaceText names the file Save As would replace.
+func ReplaceText(dst string) string {
+	return baseName(dst) + " already exists in that folder. Replace it with this clip?"
+}
+
+// RestoredFromHistoryText is the notice after Reuse of a history entry.
+const RestoredFromHistoryText = "Settings restored from the history."
+
+// RestoringText shows while a reused request's references are read again
+// (files the window has not read since they changed, or since it started).
+func RestoringText(n int) string {
+	return "Restoring the settings; reading " + countText(n, "reference") + "…"
+}
+
+// RestoredText is the notice once a reused request's references are in:
+// notice, then each file that could not be added back and why.
+func RestoredText(notice string, rejected []*RefRejectedError) string {
+	if len(rejected) == 0 {
+		return notice
+	}
+	return notice + " " + AddedText(nil, rejected)
+}
+
+// LastRequestBackText is the notice when the window opens with the last
+// rendered request in the editor.
+const LastRequestBackText = "Your last request is back; drop files to change the references."
+
+// Sentences of the Settings dialog. It stays open on a bad entry and
+// shows the sentence under the fields, so nothing typed is lost.
+const (
+	// BadMemoryBudgetText is a budget field that is not a size.
+	BadMemoryBudgetText = "The memory budget must be a number of GB above zero, such as 48 or 0.5, or empty for the machine's own budget."
+	// NoClipFolderText is a clip folder that is not there.
+	NoClipFolderText = "The folder for clips does not exist; choose an existing folder."
+	// CheckingModelText shows while Settings checks the model folder.
+	CheckingModelText = "Checking the model folder…"
+)
+
+// OwnBudgetText is the memory field's placeholder: empty is the machine's
+// own budget, named as a Mac only on one.
+func OwnBudgetText(mc plan.Machine) string {
+	return "empty: " + machineNoun(mc.Mac()) + "'s budget, " + GBText(mc.Budget())
+}
+
+// ReadingText shows while dropped or chosen files are read ("Reading 1
+// file…", never "1 file(s)").
+func ReadingText(n int) string { return "Reading " + countText(n, "file") + "…" }

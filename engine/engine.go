@@ -71,6 +71,16 @@ type Engine struct {
 	tokOnce sync.Once
 	tok     *tokenizer.Tokenizer
 	tokErr  error
+
+	// gpu is whether graphs run on a GPU; memMu keeps DeviceBytesInUse,
+	// which runs beside Generate, off a backend that Close frees.
+	gpu   bool
+	memMu sync.Mutex
+
+	// previewKeys memoises PreviewKey per partition: it reads the whole
+	// video VAE.
+	keyMu       sync.Mutex
+	previewKeys map[string]string
 }
 
 // Open discovers the snapshot at dir and starts the compute backend. dir is
@@ -101,7 +111,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	if n == 0 {
 		n = 16
 	}
-	return &Engine{snap: snap, models: models, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact}, nil
+	return &Engine{snap: snap, models: models, profile: profile, backend: b, log: log, cache: newCache(n), noise: sampler.TorchNormal, exact: o.Exact, gpu: b.Caps().GPU}, nil
 }
 
 // precision is every model's precision in the engine's mode: Exact
@@ -117,6 +127,8 @@ func (e *Engine) precision() ggml.Precision {
 func (e *Engine) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
 	if e.backend != nil {
 		e.backend.Close()
 		e.backend = nil

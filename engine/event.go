@@ -20,6 +20,7 @@ type Phase string
 const (
 	PhasePlan       Phase = "plan"       // sequence and memory accounting
 	PhaseLoad       Phase = "load"       // opening weights per the plan's residency
+	PhasePreview    Phase = "preview"    // fitting the step preview to the VAE (FitPreview; once per VAE, before the render)
 	PhaseReferences Phase = "references" // decoding reference media
 	PhaseEncode     Phase = "encode"     // Qwen3-VL text + vision encoding
 	PhaseDenoise    Phase = "denoise"    // DiT steps

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"h3studio/engine/plan"
+	"h3studio/engine/preview"
 	"h3studio/engine/vae"
 	"h3studio/engine/weights"
 )
@@ -67,10 +68,13 @@ type Output interface {
 // is the plan's Request, counted and fitted by Plan.
 type Request struct {
 	Seed int64
-	// Preview asks for a false-colour latent preview on every denoise step.
-	Preview bool
-	Media   MediaReader
-	Output  Output
+	// Preview asks for a picture of the latent on every denoise step:
+	// through PreviewMap (FitPreview's map for this VAE) when set, else in
+	// false colour (sampler.PreviewImage), which needs no fit.
+	Preview    bool
+	PreviewMap *preview.Map
+	Media      MediaReader
+	Output     Output
 }
 
 // Generate runs a fitted plan from Plan, which holds what to make

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"image"
 	"time"
 
 	"h3studio/engine/dit"
@@ -170,7 +171,13 @@ func (g *generation) stepEvent(step, total int, el time.Duration, video []float3
 	ev.ETA = el / time.Duration(step) * time.Duration(total-step)
 	if g.req.Preview {
 		c, t, h, w := g.latent[0], g.latent[1], g.latent[2], g.latent[3]
-		img, err := sampler.PreviewImage(video, c, t, h, w, t/previewFrameOf)
+		var img *image.RGBA
+		var err error
+		if m := g.req.PreviewMap; m != nil {
+			img, err = m.Image(video, c, t, h, w, t/previewFrameOf)
+		} else {
+			img, err = sampler.PreviewImage(video, c, t, h, w, t/previewFrameOf)
+		}
 		if err != nil {
 			g.e.log.Warn("engine: preview", "err", err)
 		} else {

@@ -20,12 +20,18 @@ const posterAt = time.Second
 // to fit maxSide x maxSide: the still itself, or a frame near the start of
 // a video. Audio files give ErrNoPicture.
 func (t *Tools) Thumbnail(ctx context.Context, path string, maxSide int) (image.Image, error) {
-	if maxSide <= 0 {
-		return nil, fmt.Errorf("media: thumbnail %s: size %d must be positive", path, maxSide)
-	}
 	info, err := t.Probe(ctx, path)
 	if err != nil {
 		return nil, err
+	}
+	return t.ThumbnailOf(ctx, path, info, maxSide)
+}
+
+// ThumbnailOf is Thumbnail of a file whose header was already probed
+// (info): a caller with a probe cache spares the FFprobe run.
+func (t *Tools) ThumbnailOf(ctx context.Context, path string, info Info, maxSide int) (image.Image, error) {
+	if maxSide <= 0 {
+		return nil, fmt.Errorf("media: thumbnail %s: size %d must be positive", path, maxSide)
 	}
 	switch info.Kind {
 	case KindAudio:
@@ -39,7 +45,7 @@ func (t *Tools) Thumbnail(ctx context.Context, path string, maxSide int) (image.
 	}
 	at := time.Duration(math.Min(posterAt.Seconds(), info.DurationS/2) * float64(time.Second))
 	var poster *image.NRGBA
-	_, err = t.DecodeVideo(ctx, path, VideoOptions{Width: maxSide, Height: maxSide, Policy: Fit, Start: at, MaxFrames: 1},
+	_, err := t.DecodeVideo(ctx, path, VideoOptions{Width: maxSide, Height: maxSide, Policy: Fit, Start: at, MaxFrames: 1},
 		func(_ int, f Frame) error {
 			poster = f.Image()
 			return nil
@@ -53,4 +59,9 @@ func (t *Tools) Thumbnail(ctx context.Context, path string, maxSide int) (image.
 // Thumbnail makes a thumbnail with the default Tools.
 func Thumbnail(ctx context.Context, path string, maxSide int) (image.Image, error) {
 	return Default().Thumbnail(ctx, path, maxSide)
+}
+
+// ThumbnailOf makes a thumbnail of a probed file with the default Tools.
+func ThumbnailOf(ctx context.Context, path string, info Info, maxSide int) (image.Image, error) {
+	return Default().ThumbnailOf(ctx, path, info, maxSide)
 }

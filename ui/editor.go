@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
-	"h3studio/engine/layout"
 )
 
 // promptTemplate is the structured prompt the model card recommends, one
@@ -71,6 +70,7 @@ func newEditor(changed func(), tips *tipLayer) *editor {
 	e.unit = widget.NewSelect([]string{unitSeconds, unitFrames}, nil)
 	e.unit.SetSelected(unitSeconds)
 	e.aligned = widget.NewLabel("")
+	e.aligned.Wrapping = fyne.TextWrapWord // the rounding's reason is a sentence
 	e.seed = widget.NewEntry()
 	e.seed.SetText("42")
 	e.dice = newTipButton(theme.ViewRefreshIcon(), "New random seed", tips, func() {
@@ -226,14 +226,13 @@ func (e *editor) apply(r *app.Request) error {
 	return errors.Join(errs...)
 }
 
-// updateAligned shows the frame count the model will actually make (17n+5
-// at 24 fps) and the clip's length.
+// updateAligned shows the frame count the model will actually make and the
+// clip's length (app.LengthText).
 func (e *editor) updateAligned() {
 	var r app.Request
 	if err := e.apply(&r); err != nil || r.RequestedFrames() <= 0 {
 		e.aligned.SetText("")
 		return
 	}
-	n := layout.AlignFrames(r.RequestedFrames())
-	e.aligned.SetText(fmt.Sprintf("→ %d frames = %.2f s at %d fps (17n+5)", n, float64(n)/layout.FPS, layout.FPS))
+	e.aligned.SetText(app.LengthText(r.RequestedFrames()))
 }

@@ -2,11 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"image"
 	"net/url"
 	"path/filepath"
-	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
@@ -113,6 +114,10 @@ func (s *Studio) showPhase(id string, e app.Event) {
 		s.eta.SetText("")
 	case app.EventDecision, app.EventWarning:
 		s.notice.SetText(e.Message)
+	case app.EventEnd:
+		if e.Plan != nil {
+			s.meter.plan(e.Plan.Memory.PeakBytes)
+		}
 	}
 }
 
@@ -123,6 +128,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus) {
 	switch st {
 	case app.StatusRunning:
 		s.running = id
+		s.meter.start(s.spawn, s.co.post, s.ctx.Done())
 		s.cancelBtn.Enable()
 		s.phase.SetText("Starting…")
 		s.progress.SetValue(0)
@@ -130,6 +136,7 @@ func (s *Studio) jobStatus(id string, st app.JobStatus) {
 	case app.StatusDone, app.StatusFailed, app.StatusCanceled:
 		if s.running == id {
 			s.running = ""
+			s.meter.end()
 			s.canceling = ""
 			s.cancelBtn.Disable()
 			s.eta.SetText("")
@@ -227,8 +234,9 @@ func (s *Studio) RenderNewSeed() {
 }
 
 // showQueue rebuilds the queue view from the queue's own list: each job
-// with its status, and for jobs not finished a Cancel button; queued ones
-// can be edited and moved up and down.
+// with its thumbnail once it ended, what sets it apart (prompt, mode,
+// canvas and length, seed) and where it stands; for jobs not finished a
+// Cancel button, and queued ones can be edited and moved up and down.
 func (s *Studio) showQueue() {
 	var jobs []app.JobInfo
 	if s.queue != nil {
@@ -238,18 +246,56 @@ func (s *Studio) showQueue() {
 	if len(jobs) == 0 {
 		rows = append(rows, widget.NewLabel("No renders yet."))
 	}
+	finished := 0
 	for _, j := range jobs {
-		text := fmt.Sprintf("%s — %s", short(j.Request.Prompt, 40), j.Status)
-		if j.Err != nil && j.Status == app.StatusFailed {
-			text += ": " + app.Advice(j.Err)
+		if !j.Finished.IsZero() {
+			finished++
 		}
-		l := widget.NewLabel(text)
-		l.Wrapping = fyne.TextWrapWord
-		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(s.jobButtons(j)...), l))
+		advice := ""
+		if j.Err != nil && j.Status == app.StatusFailed {
+			advice = app.Advice(j.Err)
+		}
+		rows = append(rows, jobRow(j.Thumb, j.Request, app.JobStateText(j.Status, j.Started, j.Finished), advice, s.jobButtons(j)))
+	}
+	if finished > 0 {
+		s.clearDone.Enable()
+	} else {
+		s.clearDone.Disable()
 	}
 	s.queueBox.Objects = rows
 	s.queueBox.Refresh()
 	relayout(s.queueScroll)
+}
+
+// ClearFinished takes the finished jobs off the queue view; the history
+// keeps them.
+func (s *Studio) ClearFinished() {
+	s.queue.ClearFinished()
+	s.showQueue()
+}
+
+// rowThumbSide is the square a queue or history row's thumbnail fills.
+const rowThumbSide = 56
+
+// jobRow is one row of the queue or the history: the job's thumbnail
+// (blank while it has none, so every row's text starts at the same
+// place), its prompt, its details on one line, its state and, for a
+// failed job, why; its buttons on the right.
+func jobRow(thumb image.Image, req app.Request, state, advice string, buttons []fyne.CanvasObject) fyne.CanvasObject {
+	img := canvas.NewImageFromImage(thumb)
+	img.FillMode = canvas.ImageFillContain
+	img.SetMinSize(fyne.NewSize(rowThumbSide, rowThumbSide))
+	// One line each, cut with an ellipsis: wrapped, a narrow side panel
+	// broke the date and the seed over two lines.
+	text := widget.NewLabel(app.JobTitle(req.Prompt, 48) + "\n" + app.JobDetails(req) + "\n" + state)
+	text.Truncation = fyne.TextTruncateEllipsis
+	body := container.NewVBox(text)
+	if advice != "" {
+		why := widget.NewLabel(advice)
+		why.Wrapping = fyne.TextWrapWord
+		body.Add(why)
+	}
+	return container.NewBorder(nil, nil, img, container.NewHBox(buttons...), body)
 }
 
 // jobButtons are a job's actions: cancel while it is queued or running;
@@ -281,17 +327,6 @@ func (s *Studio) moveJob(id string, delta int) {
 	s.showQueue()
 }
 
-func short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return "(no prompt)"
-	}
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // refreshHistory reads the history off the UI goroutine and shows it.
 func (s *Studio) refreshHistory() {
 	if s.cfg.History == nil {
@@ -299,11 +334,38 @@ func (s *Studio) refreshHistory() {
 	}
 	s.spawn(func() {
 		entries, err := s.cfg.History.List()
-		s.cfg.Exec.Do(func() { s.showHistory(entries, err) })
+		thumbs := s.historyThumbs(entries)
+		s.cfg.Exec.Do(func() { s.showHistory(entries, thumbs, err) })
 	})
 }
 
-func (s *Studio) showHistory(entries []app.Entry, err error) {
+// historyThumbRows is how many of the newest history rows get a picture:
+// each is an FFmpeg decode the first time, and the history is redrawn
+// after every job, so a long history must not redecode hundreds of clips
+// (app's cache holds fewer than that).
+const historyThumbRows = 48
+
+// historyThumbs draws the newest entries' thumbnails off the UI
+// goroutine: a finished clip's poster frame (app caches it), else the
+// last step preview the queue kept of a job that stopped early in this
+// session.
+func (s *Studio) historyThumbs(entries []app.Entry) map[string]image.Image {
+	out := map[string]image.Image{}
+	for _, e := range entries[:min(len(entries), historyThumbRows)] {
+		if e.Status == app.StatusDone && e.Output != "" {
+			if th, err := app.Thumbnail(s.ctx, e.Output, app.ThumbSide); err == nil {
+				out[e.ID] = th
+				continue
+			}
+		}
+		if j, ok := s.queue.Job(e.ID); ok && j.Thumb != nil {
+			out[e.ID] = j.Thumb
+		}
+	}
+	return out
+}
+
+func (s *Studio) showHistory(entries []app.Entry, thumbs map[string]image.Image, err error) {
 	var rows []fyne.CanvasObject
 	if err != nil {
 		rows = append(rows, widget.NewLabel("The history cannot be read: "+app.Advice(err)))
@@ -313,16 +375,16 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 		if err != nil {
 			continue // an entry the app cannot reuse is not worth a row
 		}
-		text := fmt.Sprintf("%s\n%s · %dx%d · seed %d · %s", short(req.Prompt, 48), e.Status, req.Width, req.Height, req.Seed, e.Created.Local().Format("Jan 2 15:04"))
-		l := widget.NewLabel(text)
-		l.Wrapping = fyne.TextWrapWord
-		reuse := widget.NewButtonWithIcon("Reuse", theme.HistoryIcon(), func() { s.Restore(req) })
-		buttons := []fyne.CanvasObject{reuse}
-		if e.Status == app.StatusDone && e.Output != "" {
-			out := e.Output
-			buttons = append(buttons, newTipButton(theme.MediaPlayIcon(), "Play on the timeline", s.tips, func() { s.openClip(out) }))
+		// An icon, as the queue's are: a worded button took the width the
+		// seed and the length need to show.
+		reuse := newTipButton(theme.HistoryIcon(), "Reuse: put these settings back into the editor", s.tips, func() { s.Restore(req) })
+		out := e.Output
+		play := newTipButton(theme.MediaPlayIcon(), "Play on the timeline", s.tips, func() { s.openClip(out) })
+		if e.Status != app.StatusDone || out == "" {
+			play.Disable() // kept, disabled, so every row's Reuse lines up
 		}
-		rows = append(rows, container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), l))
+		state := app.JobStateText(e.Status, e.Started, e.Finished) + " · " + app.JobWhen(e.Created)
+		rows = append(rows, jobRow(thumbs[e.ID], req, state, "", []fyne.CanvasObject{reuse, play}))
 	}
 	if len(rows) == 0 {
 		rows = append(rows, widget.NewLabel("Finished renders appear here."))
@@ -330,40 +392,4 @@ func (s *Studio) showHistory(entries []app.Entry, err error) {
 	s.histBox.Objects = rows
 	s.histBox.Refresh()
 	relayout(s.histScroll)
-}
-
-// Restore puts a past request back into the editor ("reuse settings"):
-// its fields at once, its references once they are probed again.
-func (s *Studio) Restore(req app.Request) { s.restore(req, "Settings restored from the history.") }
-
-// restore fills the editor and the references from req and says so.
-func (s *Studio) restore(req app.Request, notice string) {
-	s.batch(func() { s.restoreFields(req, notice) })
-}
-
-func (s *Studio) restoreFields(req app.Request, notice string) {
-	s.ed.fill(req)
-	s.images.clear()
-	s.videos.clear()
-	s.audio.clear()
-	s.first.set(nil)
-	s.last.set(nil)
-	var paths []string
-	kinds := map[string]string{}
-	if req.FirstFrame != "" || req.LastFrame != "" {
-		s.mode.SetSelected(modeAnchs)
-		for _, p := range []string{req.FirstFrame, req.LastFrame} {
-			if p != "" {
-				paths = append(paths, p)
-			}
-		}
-	} else {
-		s.mode.SetSelected(modeRefs)
-		for _, r := range req.References {
-			paths = append(paths, r.Path)
-			kinds[r.Path] = r.Kind
-		}
-	}
-	s.addPaths(paths, kinds)
-	s.notice.SetText(notice)
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"h3studio/app"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -43,7 +44,7 @@ func leaves(o fyne.CanvasObject, at fyne.Position, clip rect, out *[]rect) {
 	if isLeaf(o) {
 		if b := box.intersect(clip); !b.empty() {
 			if l, ok := o.(*widget.Label); ok {
-				b.what += fmt.Sprintf(" %q", short(l.Text, 20))
+				b.what += fmt.Sprintf(" %q", app.JobTitle(l.Text, 20))
 			}
 			*out = append(*out, b)
 		}

@@ -8,6 +8,13 @@ import (
 	"h3studio/app"
 )
 
+// Save As is ⇧⌘S, as in every Mac app; copying the clip's path is ⌥⌘C,
+// Finder's "Copy as Pathname".
+var (
+	saveAsShortcut   = &desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift}
+	copyPathShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyC, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierAlt}
+)
+
 func (s *Studio) menu() *fyne.MainMenu {
 	add := fyne.NewMenuItem("Add Reference…", s.AddFiles)
 	add.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
@@ -15,6 +22,10 @@ func (s *Studio) menu() *fyne.MainMenu {
 	render.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
 	cancel := fyne.NewMenuItem("Cancel Render", s.CancelRunning)
 	cancel.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
+	saveAs := fyne.NewMenuItem("Save Clip As…", s.SaveClipAs)
+	saveAs.Shortcut = saveAsShortcut
+	copyPath := fyne.NewMenuItem("Copy Clip Path", s.CopyClipPath)
+	copyPath.Shortcut = copyPathShortcut
 	tmpl := fyne.NewMenuItem("Insert Prompt Template", s.ed.template.OnTapped)
 	settings := fyne.NewMenuItem("Settings…", s.ShowSettings)
 	settings.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
@@ -24,7 +35,7 @@ func (s *Studio) menu() *fyne.MainMenu {
 	quit.IsQuit = true
 	quit.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}
 	return fyne.NewMainMenu(
-		fyne.NewMenu("File", add, fyne.NewMenuItemSeparator(), settings, fyne.NewMenuItemSeparator(), quit),
+		fyne.NewMenu("File", add, fyne.NewMenuItemSeparator(), saveAs, copyPath, fyne.NewMenuItemSeparator(), settings, fyne.NewMenuItemSeparator(), quit),
 		fyne.NewMenu("Edit", s.editItems(tmpl)...),
 		fyne.NewMenu("Render", render, cancel),
 	)
@@ -80,6 +91,8 @@ func (s *Studio) addShortcuts() {
 		s.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: it.key, Modifier: fyne.KeyModifierShortcutDefault},
 			func(fyne.Shortcut) { fn() })
 	}
+	s.win.Canvas().AddShortcut(saveAsShortcut, func(fyne.Shortcut) { s.SaveClipAs() })
+	s.win.Canvas().AddShortcut(copyPathShortcut, func(fyne.Shortcut) { s.CopyClipPath() })
 	// Undo and Redo outside a text field (after Clear or a Trash click).
 	s.win.Canvas().AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.Undo() })
 	s.win.Canvas().AddShortcut(&fyne.ShortcutRedo{}, func(fyne.Shortcut) { s.Redo() })

@@ -16,12 +16,15 @@ import (
 // sequence sizes, peak memory against this Mac's budget, each automatic
 // decision in words, the estimated time and the verdict.
 type planPanel struct {
-	verdict   *widget.Label
-	summary   *widget.Label
-	tokens    *widget.Label
-	rows      *widget.Label
-	memory    *widget.ProgressBar
-	memText   string
+	verdict *widget.Label
+	summary *widget.Label
+	tokens  *widget.Label
+	rows    *widget.Label
+	memory  *widget.ProgressBar
+	memText string
+	// memHead says when the memory peaks; on its own line, as the bar's
+	// text does not wrap and would widen the panel.
+	memHead   *widget.Label
 	refs      *widget.Label
 	decisions *widget.Label
 	time      *widget.Label
@@ -38,16 +41,17 @@ func newPlanPanel() *planPanel {
 		tokens:    widget.NewLabel(""),
 		rows:      widget.NewLabel(""),
 		memory:    widget.NewProgressBar(),
+		memHead:   widget.NewLabel(""),
 		refs:      widget.NewLabel(""),
 		decisions: widget.NewLabel(""),
 		time:      widget.NewLabel(""),
 	}
-	for _, l := range []*widget.Label{p.verdict, p.summary, p.tokens, p.rows, p.refs, p.decisions, p.time} {
+	for _, l := range []*widget.Label{p.verdict, p.summary, p.tokens, p.rows, p.memHead, p.refs, p.decisions, p.time} {
 		l.Wrapping = fyne.TextWrapWord
 	}
 	p.memory.TextFormatter = func() string { return p.memText }
 	p.body = container.NewVBox(p.summary, p.tokens, p.rows,
-		widget.NewLabel("Memory"), p.memory, p.refs, p.decisions, p.time)
+		p.memHead, p.memory, p.refs, p.decisions, p.time)
 	p.clear("Planning…")
 	return p
 }
@@ -64,6 +68,7 @@ func (p *planPanel) clear(msg string) {
 		l.SetText("")
 	}
 	p.memText = ""
+	p.memHead.SetText("")
 	p.memory.SetValue(0)
 	p.body.Hide()
 }
@@ -71,11 +76,7 @@ func (p *planPanel) clear(msg string) {
 // show fills the panel from a plan.
 func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	p.body.Show()
-	if pl.Verdict == plan.Fits {
-		p.verdict.SetText("Fits this Mac")
-	} else {
-		p.verdict.SetText("Does not fit: " + pl.Error)
-	}
+	p.verdict.SetText(app.VerdictText(pl))
 	render := ""
 	if pl.RenderCanvas != pl.Canvas && pl.RenderCanvas.Width > 0 {
 		render = fmt.Sprintf(", rendered at %s", pl.RenderCanvas)
@@ -91,7 +92,8 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 	if p.overridden {
 		budget += " set in Settings"
 	}
-	p.memText = fmt.Sprintf("peak %s of %s (%s)", app.GBText(m.PeakBytes), budget, m.PeakPhase)
+	p.memText = fmt.Sprintf("peak %s of %s", app.GBText(m.PeakBytes), budget)
+	p.memHead.SetText(app.MemoryPeakText(m.PeakPhase))
 	p.memory.Refresh()
 	var refs []string
 	for i, rp := range pl.References {
@@ -99,11 +101,7 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 		if i < len(labels) {
 			name = labels[i]
 		}
-		s := fmt.Sprintf("%s: %d text tokens, %d DiT rows", name, rp.QwenTokens, rp.DiTRows)
-		if rp.Canvas.Width > 0 {
-			s += " at " + rp.Canvas.String()
-		}
-		refs = append(refs, s)
+		refs = append(refs, app.RefPlanText(name, rp))
 	}
 	p.refs.SetText(strings.Join(refs, "\n"))
 	var dec []string

@@ -213,43 +213,22 @@ func loadRef(ctx context.Context, path, want string) (*refItem, error) {
 		return nil, err
 	}
 	it := &refItem{Path: path, Info: info, Kind: ref.Kind}
-	if info.Kind == media.KindAudio {
-		pcm, err := media.DecodeAudio(ctx, path, media.AudioOptions{MaxDuration: 30 * time.Second})
-		if err == nil {
-			it.Thumb = waveform(pcm, 112, 80)
-		}
-	} else if th, err := media.Thumbnail(ctx, path, 112); err == nil {
+	if th, err := app.Thumbnail(ctx, path, app.ThumbSide); err == nil {
 		it.Thumb = th
-	}
-	if it.Thumb == nil {
+	} else {
+		// A file the model can read but FFmpeg cannot draw is still a
+		// reference; its row keeps its place without a picture.
 		it.Thumb = image.NewUniform(color.Transparent)
 	}
 	return it, nil
 }
 
-// waveform draws the peak envelope of pcm (both channels) as a w x h
-// picture, the usual audio thumbnail.
-func waveform(pcm media.PCM, w, h int) image.Image {
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	n := pcm.Frames()
-	if n == 0 || pcm.Channels == 0 {
-		return img
+// readyRef is loadRef answered from app's caches at once, for a file read
+// before and unchanged since; false when the file must be read again.
+func readyRef(ctx context.Context, path, want string) (*refItem, bool) {
+	ref, info, th, ok := app.ReadyReference(ctx, path, want)
+	if !ok {
+		return nil, false
 	}
-	ink := color.NRGBA{R: 0x3d, G: 0x8b, B: 0xfd, A: 0xff}
-	for x := 0; x < w; x++ {
-		a, b := x*n/w, (x+1)*n/w
-		peak := float32(0)
-		for i := a * pcm.Channels; i < b*pcm.Channels && i < len(pcm.Samples); i++ {
-			v := pcm.Samples[i]
-			if v < 0 {
-				v = -v
-			}
-			peak = max(peak, v)
-		}
-		half := int(min(peak, 1) * float32(h) / 2)
-		for y := h/2 - half; y <= h/2+half && y < h; y++ {
-			img.SetNRGBA(x, y, ink)
-		}
-	}
-	return img
+	return &refItem{Path: path, Info: info, Kind: ref.Kind, Thumb: th}, true
 }

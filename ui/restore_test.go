@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"image/color"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,14 +121,16 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		test.Tap(h.dialogButton("Save"))
 	})
 	h.run(func() {
-		if h.s.memoryGB != 0 {
-			t.Errorf("a budget of %q was accepted as %g", "half a GB", h.s.memoryGB)
+		// The dialog stays open with what was typed and why it is wrong
+		// beside it (it used to close and lose the input).
+		f := h.s.settings
+		if h.s.memoryGB != 0 || !hasDialog(h.s.win.Canvas()) || f.mem.Text != "half a GB" || f.problem.Text != app.BadMemoryBudgetText {
+			t.Errorf("budget %q: accepted as %g, dialog open %v, field %q, problem %q", "half a GB", h.s.memoryGB, hasDialog(h.s.win.Canvas()), f.mem.Text, f.problem.Text)
 		}
-		test.Tap(h.dialogButton("OK")) // the error dialog says why
-		h.s.ShowSettings()
-		h.s.settings.mem.SetText("0.05")
+		f.mem.SetText("0.05")
 		test.Tap(h.dialogButton("Save"))
 	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 	h.waitSettled()
 	var req app.Request
 	h.run(func() {
@@ -162,10 +165,124 @@ func TestSettingsMemoryBudget(t *testing.T) {
 		h.s.settings.mem.SetText("")
 		test.Tap(h.dialogButton("Save"))
 	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 	h.waitSettled()
 	h.run(func() {
 		if h.s.renderBtn.Disabled() || strings.Contains(h.s.plan.memText, "Settings") {
 			t.Errorf("after clearing the budget: disabled %v (%q), memory %q", h.s.renderBtn.Disabled(), h.s.reason.Text, h.s.plan.memText)
 		}
 	})
+}
+
+// Reuse of a request whose files the window has read fills the lists in
+// the same UI turn (from app's caches, no FFprobe or FFmpeg run): a new
+// user saw empty lists for about 3 s, and a Render click then would have
+// rendered without references.
+func TestReuseFillsListsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	still, clip, voice := fixtures(t)
+	h.drop(still, clip, voice)
+	h.waitSettled()
+	var req app.Request
+	h.run(func() {
+		var err error
+		if req, err = h.s.Request(); err != nil {
+			t.Fatal(err)
+		}
+		h.s.clearRefs()
+	})
+	h.waitSettled()
+	h.run(func() {
+		h.s.Restore(req)
+		if got := [3]int{len(h.s.images.items), len(h.s.videos.items), len(h.s.audio.items)}; got != [3]int{1, 1, 1} || h.s.loading != 0 {
+			t.Errorf("right after Reuse: pictures, videos, audio %v (loading %d), want 1 each at once", got, h.s.loading)
+		}
+		if h.s.notice.Text != app.RestoredFromHistoryText {
+			t.Errorf("notice %q", h.s.notice.Text)
+		}
+		// Reuse is one step: Undo takes the lists back to empty.
+		h.s.Undo()
+		if n := len(h.s.images.items) + len(h.s.videos.items) + len(h.s.audio.items); n != 0 {
+			t.Errorf("after Undo of Reuse: %d references", n)
+		}
+	})
+}
+
+// Reuse of files the window has not read says so and keeps Render waiting
+// until they are in; then the request is the one reused.
+func TestReuseReadsUnknownFiles(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	red := flatPNG(t, dir, "red.png", color.NRGBA{R: 255, A: 255})
+	req := app.Request{Prompt: "a red square", Width: 64, Height: 64, Frames: 22, Seed: 7,
+		References: []app.Reference{{Kind: app.RefImage, Path: red}, {Kind: app.RefImage, Path: filepath.Join(dir, "gone.png")}}}
+	h.run(func() {
+		h.s.Restore(req)
+		if h.s.loading == 0 || !strings.HasPrefix(h.s.notice.Text, "Restoring the settings; reading 2 references") {
+			t.Errorf("while reading: loading %d, notice %q", h.s.loading, h.s.notice.Text)
+		}
+	})
+	h.waitSettled()
+	h.run(func() {
+		if p := paths(h.s.images.items); len(p) != 1 || p[0] != red {
+			t.Errorf("pictures %v, want [%s]", p, red)
+		}
+		if !strings.Contains(h.s.notice.Text, "Not added: gone.png") {
+			t.Errorf("notice %q does not name the missing file", h.s.notice.Text)
+		}
+	})
+}
+
+// A request with only a last frame comes back with it in the Last slot.
+func TestRestoreLastFrameOnly(t *testing.T) {
+	h := newHarness(t)
+	blue := flatPNG(t, t.TempDir(), "blue.png", color.NRGBA{B: 255, A: 255})
+	h.run(func() {
+		h.s.Restore(app.Request{Prompt: "ends on blue", Width: 64, Height: 64, Frames: 22, Seed: 3, LastFrame: blue})
+	})
+	h.waitSettled()
+	if first, last := h.anchors(); first != "" || last != blue {
+		t.Errorf("first %q, last %q; want the last frame only", first, last)
+	}
+	h.run(func() {
+		got, err := h.s.Request()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.FirstFrame != "" || got.LastFrame != blue {
+			t.Errorf("request first %q last %q", got.FirstFrame, got.LastFrame)
+		}
+	})
+}
+
+// Settings refuses a model folder the engine cannot open (the CLI's -d
+// check), says why under the fields and keeps the dialog open; a new user
+// saved /tmp as the model folder.
+func TestSettingsRefusesAFolderThatIsNoModel(t *testing.T) {
+	h := newHarness(t)
+	h.waitSettled()
+	notModel := t.TempDir()
+	h.run(func() {
+		h.s.ShowSettings()
+		h.s.settings.model.SetText(notModel)
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitFor("the check", 10*time.Second, func() bool { return !h.s.settings.save.Disabled() })
+	h.run(func() {
+		f := h.s.settings
+		want := app.Advice(app.CheckModelFolder(notModel))
+		if !hasDialog(h.s.win.Canvas()) || f.model.Text != notModel || f.problem.Text != want || !strings.Contains(want, "not a usable MiniMax-H3 model") {
+			t.Errorf("dialog open %v, field %q, problem %q (want %q)", hasDialog(h.s.win.Canvas()), f.model.Text, f.problem.Text, want)
+		}
+		// Under the fields, not drawn over them.
+		if form := f.body.Objects[0]; f.problem.Position().Y < form.Position().Y+form.Size().Height || f.problem.Size().Height < form.MinSize().Height/8 {
+			t.Errorf("the reason at %v size %v overlaps the fields (%v high)", f.problem.Position(), f.problem.Size(), form.Size().Height)
+		}
+		if h.s.model != "" || h.s.app.Preferences().String(prefModel) != "" {
+			t.Errorf("the folder was taken: model %q", h.s.model)
+		}
+		f.model.SetText("")
+		test.Tap(h.dialogButton("Save"))
+	})
+	h.waitFor("the settings to close", 10*time.Second, func() bool { return !hasDialog(h.s.win.Canvas()) })
 }

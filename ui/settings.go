@@ -38,8 +38,7 @@ func (s *Studio) loadPrefs() {
 	if raw := p.String(prefLastRequest); raw != "" {
 		var r app.Request
 		if json.Unmarshal([]byte(raw), &r) == nil {
-			s.Restore(r)
-			s.notice.SetText("Your last request is back; drop files to change the references.")
+			s.restore(r, app.LastRequestBackText)
 		}
 	}
 }
@@ -62,7 +61,7 @@ func (s *Studio) setMemoryGB(gb float64) {
 	s.plan.overridden = gb > 0
 }
 
-// parseMemoryGB reads the budget field: empty is this Mac's budget.
+// parseMemoryGB reads the budget field: empty is this machine's budget.
 func parseMemoryGB(text string) (float64, error) {
 	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.ToUpper(text)), "GB"))
 	if t == "" {
@@ -70,71 +69,116 @@ func parseMemoryGB(text string) (float64, error) {
 	}
 	gb, err := strconv.ParseFloat(t, 64)
 	if err != nil || !(gb > 0) || gb > 4096 {
-		return 0, errors.New("the memory budget must be a number of GB above zero, such as 48 or 0.5, or empty for this Mac's own budget")
+		return 0, errors.New(app.BadMemoryBudgetText)
 	}
 	return gb, nil
 }
 
 // ShowSettings opens the settings: the model snapshot folder (empty: the
-// embedded tiny model, "Get MiniMax-H3…" downloads one), the folder finished clips go to and the memory
-// budget override. A wrong model folder is reported by the live plan in
-// one sentence, like any other problem with the request.
+// embedded tiny model, "Get MiniMax-H3…" downloads one), the folder
+// finished clips go to and the memory budget override. Save checks every
+// field first, the model folder as the CLI's -d is checked; a bad one is
+// named in one sentence under the fields and the dialog stays open with
+// what was typed.
 func (s *Studio) ShowSettings() {
-	model := widget.NewEntry()
-	model.SetPlaceHolder("empty: the embedded tiny model")
-	model.SetText(s.model)
-	out := widget.NewEntry()
-	out.SetText(s.cfg.OutputDir)
-	mem := widget.NewEntry()
-	mem.SetPlaceHolder("empty: this Mac's budget")
+	f := &settingsForm{model: widget.NewEntry(), out: widget.NewEntry(), mem: widget.NewEntry(), problem: widget.NewLabel("")}
+	f.model.SetPlaceHolder("empty: the embedded tiny model")
+	f.model.SetText(s.model)
+	f.out.SetText(s.cfg.OutputDir)
 	if mc, err := app.LookupMachine(s.cfg.Machine); err == nil {
-		mem.SetPlaceHolder("empty: this Mac's budget, " + app.GBText(mc.Budget()))
+		f.mem.SetPlaceHolder(app.OwnBudgetText(mc))
 	}
 	if s.memoryGB > 0 {
-		mem.SetText(strconv.FormatFloat(s.memoryGB, 'f', -1, 64))
+		f.mem.SetText(strconv.FormatFloat(s.memoryGB, 'f', -1, 64))
 	}
+	f.problem.Wrapping = fyne.TextWrapWord
 	browse := func(e *widget.Entry, title string) *widget.Button {
 		return widget.NewButton("Choose…", func() { s.pickFolder(title, func(d string) { e.SetText(d) }) })
 	}
-	get := widget.NewButton("Get MiniMax-H3…", func() { s.ShowGetModel(model.SetText) })
+	f.get = widget.NewButton("Get MiniMax-H3…", func() { s.ShowGetModel(f.model.SetText) })
 	form := widget.NewForm(
-		widget.NewFormItem("Model snapshot", container.NewBorder(nil, nil, nil, browse(model, "Choose the MiniMax-H3 snapshot folder"), model)),
-		widget.NewFormItem("", container.NewHBox(get)),
-		widget.NewFormItem("Save clips in", container.NewBorder(nil, nil, nil, browse(out, "Choose where clips are saved"), out)),
-		widget.NewFormItem("Memory budget", container.NewBorder(nil, nil, nil, widget.NewLabel("GB"), mem)),
+		widget.NewFormItem("Model snapshot", container.NewBorder(nil, nil, nil, browse(f.model, "Choose the MiniMax-H3 snapshot folder"), f.model)),
+		widget.NewFormItem("", container.NewHBox(f.get)),
+		widget.NewFormItem("Save clips in", container.NewBorder(nil, nil, nil, browse(f.out, "Choose where clips are saved"), f.out)),
+		widget.NewFormItem("Memory budget", container.NewBorder(nil, nil, nil, widget.NewLabel("GB"), f.mem)),
 	)
-	d := dialog.NewCustomConfirm("Settings", "Save", "Cancel", form, func(ok bool) {
-		if !ok {
-			return
-		}
-		if st, err := os.Stat(out.Text); err != nil || !st.IsDir() {
-			dialog.ShowError(errors.New("the folder for clips does not exist; choose an existing folder"), s.win)
-			return
-		}
-		gb, err := parseMemoryGB(mem.Text)
-		if err != nil {
-			dialog.ShowError(err, s.win)
-			return
-		}
-		s.model = model.Text
-		s.cfg.OutputDir = out.Text
-		s.setMemoryGB(gb)
-		p := s.app.Preferences()
-		p.SetString(prefModel, s.model)
-		p.SetString(prefOutput, s.cfg.OutputDir)
-		p.SetFloat(prefMemoryGB, gb)
-		s.edited()
-	}, s.win)
-	d.Resize(fyne.NewSize(640, 300))
-	s.settings = &settingsForm{dlg: d, model: model, out: out, mem: mem, get: get}
-	d.Show()
+	f.body = container.NewVBox(form, f.problem)
+	f.dlg = dialog.NewCustomWithoutButtons("Settings", f.body, s.win)
+	f.save = widget.NewButton("Save", func() { s.saveSettings(f) })
+	f.save.Importance = widget.HighImportance
+	f.dlg.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { f.closed = true; f.dlg.Hide() }), f.save})
+	f.dlg.Resize(fyne.NewSize(640, 380)) // room for a two-line reason
+	s.settings = f
+	f.dlg.Show()
+}
+
+// saveSettings applies the dialog's fields once all are good. The model
+// folder is opened off the UI goroutine (it reads the snapshot's index).
+func (s *Studio) saveSettings(f *settingsForm) {
+	if st, err := os.Stat(f.out.Text); err != nil || !st.IsDir() {
+		f.refuse(app.NoClipFolderText)
+		return
+	}
+	gb, err := parseMemoryGB(f.mem.Text)
+	if err != nil {
+		f.refuse(err.Error())
+		return
+	}
+	model, out := strings.TrimSpace(f.model.Text), f.out.Text
+	f.save.Disable()
+	f.say(widget.MediumImportance, app.CheckingModelText)
+	s.spawn(func() {
+		err := app.CheckModelFolder(model)
+		s.cfg.Exec.Do(func() {
+			f.save.Enable()
+			if f.closed {
+				return // canceled while the folder was checked
+			}
+			if err != nil {
+				f.refuse(app.Advice(err))
+				return
+			}
+			f.closed = true
+			f.dlg.Hide()
+			s.applySettings(model, out, gb)
+		})
+	})
+}
+
+// applySettings makes checked settings the window's and remembers them.
+func (s *Studio) applySettings(model, out string, gb float64) {
+	s.model = model
+	s.cfg.OutputDir = out
+	s.setMemoryGB(gb)
+	p := s.app.Preferences()
+	p.SetString(prefModel, s.model)
+	p.SetString(prefOutput, s.cfg.OutputDir)
+	p.SetFloat(prefMemoryGB, gb)
+	s.edited()
 }
 
 // settingsForm is the settings dialog last opened; tests fill it in.
 type settingsForm struct {
-	dlg             *dialog.ConfirmDialog
+	dlg             *dialog.CustomDialog
 	model, out, mem *widget.Entry
-	get             *widget.Button
+	get, save       *widget.Button
+	// problem is why Save did not close the dialog, under the fields
+	// (body) and empty until then.
+	problem *widget.Label
+	body    *fyne.Container
+	// closed is set once the dialog was saved or canceled.
+	closed bool
+}
+
+// refuse keeps the dialog open with why under the fields.
+func (f *settingsForm) refuse(why string) { f.say(widget.DangerImportance, why) }
+
+// say shows text under the fields; the form is laid out again, as a
+// label that grows a line does not move what is around it.
+func (f *settingsForm) say(imp widget.Importance, text string) {
+	f.problem.Importance = imp
+	f.problem.SetText(text)
+	f.body.Refresh()
 }
 
 // pickFolder asks for a folder with the native dialog where there is one.

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -46,6 +44,9 @@ type Config struct {
 	// (LoadSound in production). Nil leaves clips silent: the headless
 	// tests open one audio device per process only where they mean to.
 	LoadSound func(ctx context.Context, path string) (*Sound, error)
+	// Memory reads the memory in use for the meter beside a render's
+	// progress (app.Renderer.MemoryNow); nil shows no meter.
+	Memory func() app.MemoryUse
 	// RefImageSize and RefClipSize size the references of every request
 	// (app.Request's fields; empty: the official pipeline's sizing).
 	RefImageSize, RefClipSize string
@@ -80,6 +81,7 @@ type Studio struct {
 	phase     *widget.Label
 	progress  *widget.ProgressBar
 	eta       *widget.Label
+	meter     *memMeter
 	preview   *canvas.Image
 	timeline  *Timeline
 	stage     *container.AppTabs
@@ -89,6 +91,7 @@ type Studio struct {
 	leftScroll, planScroll, queueScroll, histScroll *container.Scroll
 	edScroll                                        *container.Scroll
 	queueBox                                        *fyne.Container
+	clearDone                                       *widget.Button // "Clear finished" above the queue
 	histBox                                         *fyne.Container
 
 	// UI-goroutine state.
@@ -216,11 +219,13 @@ func (s *Studio) build() {
 	s.phase = widget.NewLabel("Idle")
 	s.progress = widget.NewProgressBar()
 	s.eta = widget.NewLabel("")
+	s.meter = newMemMeter(s.cfg.Memory)
 	s.preview = canvas.NewImageFromImage(nil)
 	s.preview.FillMode = canvas.ImageFillContain
 	s.preview.SetMinSize(fyne.NewSize(viewerMinWidth, viewerMinHeight)) // the same picture as the timeline's
 	s.timeline = NewTimeline(s.cfg.Exec.Do)
 	s.queueBox = container.NewVBox()
+	s.clearDone = widget.NewButtonWithIcon("Clear finished", theme.ContentClearIcon(), s.ClearFinished)
 	s.histBox = container.NewVBox()
 	s.showQueue()
 }
@@ -248,7 +253,7 @@ func (s *Studio) layout() fyne.CanvasObject {
 	s.histScroll = container.NewVScroll(s.histBox)
 	s.side = container.NewAppTabs(
 		container.NewTabItem("Plan", s.planScroll),
-		container.NewTabItem("Queue", s.queueScroll),
+		container.NewTabItem("Queue", container.NewBorder(container.NewHBox(s.clearDone), nil, nil, nil, s.queueScroll)),
 		container.NewTabItem("History", s.histScroll))
 	split := container.NewHSplit(left, container.NewHSplit(center, s.side))
 	split.Offset = 0.28
@@ -390,33 +395,25 @@ func (s *Studio) OnDropped(pos fyne.Position, uris []fyne.URI) {
 }
 
 // AddPaths adds files as references (or anchors in first/last mode).
-func (s *Studio) AddPaths(paths []string) { s.addPaths(paths, nil) }
+func (s *Studio) AddPaths(paths []string) { s.addPathsAt(paths, nil) }
 
-// addPaths adds files; kinds, when given, keeps a restored reference's
-// kind (a clip used without its sound) instead of the probed default.
-func (s *Studio) addPaths(paths []string, kinds map[string]string) { s.addPathsAt(paths, kinds, nil) }
-
-// addPathsAt adds files as addPaths does; target is the frame slot a drop
+// addPathsAt adds files as AddPaths does; target is the frame slot a drop
 // landed on (nil: none). The notice then says what went where and what
 // was not added, and why.
-func (s *Studio) addPathsAt(paths []string, kinds map[string]string, target *anchorWell) {
+func (s *Studio) addPathsAt(paths []string, target *anchorWell) {
 	if len(paths) == 0 {
 		return
 	}
 	s.loading++
-	s.notice.SetText(fmt.Sprintf("Reading %d file(s)…", len(paths)))
+	s.notice.SetText(app.ReadingText(len(paths)))
 	s.spawn(func() {
 		var items []*refItem
 		var rejected []*app.RefRejectedError
 		for _, p := range paths {
-			it, err := loadRef(s.ctx, p, kinds[p])
-			var rej *app.RefRejectedError
-			switch {
-			case errors.As(err, &rej):
-				rejected = append(rejected, rej)
-			case err != nil:
-				rejected = append(rejected, &app.RefRejectedError{Name: app.RefFileName(p), Reason: app.Advice(err), Err: err})
-			default:
+			it, err := loadRef(s.ctx, p, "")
+			if err != nil {
+				rejected = append(rejected, rejection(p, err))
+			} else {
 				items = append(items, it)
 			}
 		}

@@ -234,7 +234,7 @@ func TestRestoreHistoryEntry(t *testing.T) {
 	}
 	h.run(h.s.refreshHistory)
 	h.waitFor("the history entry", 10*time.Second, func() bool { return len(buttons(h.s.histBox)) > 0 })
-	h.run(func() { test.Tap(buttonWith(t, h.s.histBox, nil, "Reuse")) })
+	h.run(func() { test.Tap(buttonWith(t, h.s.histBox, theme.HistoryIcon(), "")) })
 	h.waitSettled()
 	h.run(func() {
 		got, err := h.s.Request()

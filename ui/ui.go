@@ -103,6 +103,7 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 		Machine:     "auto",
 		SetMemoryGB: rd.SetMemoryGB,
 		LoadSound:   LoadSound,
+		Memory:      rd.MemoryNow,
 	}
 	return cfg, rd.Close
 }

@@ -20,12 +20,18 @@ const noticeLines = 3
 // drag: the editor scrolls, Render and the progress stay in sight below it.
 func (s *Studio) centerColumn() fyne.CanvasObject {
 	// One row for the buttons and the progress, so the editor keeps the
-	// height: at 1280x800 it shows whole above a viewer of ~300 px.
+	// height: at 1280x800 it shows whole above a viewer of ~300 px. The
+	// memory meter takes a line under it only while a render runs: the
+	// row has no width to spare (the bar is ~100 px during a render).
 	controls := container.NewVBox(
 		container.NewBorder(nil, nil, container.NewHBox(s.renderBtn, s.cancelBtn, s.phase), s.eta, s.progress),
-		s.reason)
+		s.meter.label, s.reason)
 	s.edScroll = container.NewVScroll(s.ed.view())
-	split := container.NewVSplit(container.NewBorder(nil, controls, nil, nil, s.edScroll), s.stage)
+	top := container.NewBorder(nil, controls, nil, nil, s.edScroll)
+	// A line that appears or goes changes the controls' height, which
+	// only a layout of the editor's column takes in.
+	s.meter.relayout = top.Refresh
+	split := container.NewVSplit(top, s.stage)
 	split.Offset = 0.6
 	return split
 }

@@ -301,7 +301,7 @@ func (f *fitter) lowerCanvas() {
 func (f *fitter) report(mc Machine) *Plan {
 	l, s := f.e.l, f.s
 	p := &Plan{
-		Task: l.Task.String(), Partition: l.Task.Partition(), Model: f.m.Name, Machine: mc.Name,
+		Task: l.Task.String(), Partition: l.Task.Partition(), Model: f.m.Name, Machine: mc.Name, Mac: mc.Mac(),
 		Canvas: s.output, RenderCanvas: l.Canvas, Frames: l.Frames, Seconds: float64(l.Frames) / layout.FPS,
 		TextTokens: TextTokens{Prompt: l.Qwen.PromptTokens(), Labels: l.Qwen.LabelTokens(), Vision: l.Qwen.VisionTokens(),
 			Total: l.Qwen.Tokens(), Estimated: s.req.PromptEstimated, Limit: f.limit},

@@ -260,6 +260,16 @@ func (m Machine) WithMemoryGB(gb int) Machine {
 	return m
 }
 
+// Mac reports whether m is Apple silicon: detected as one, or a built-in
+// profile (every profile is a Mac). People are told "this Mac" only then.
+func (m Machine) Mac() bool {
+	switch m.Source {
+	case SourceMetal, SourceSysctl, SourceProfile:
+		return true
+	}
+	return false
+}
+
 // WithBudgetGB returns m with its budget overridden (--memory-gb).
 func (m Machine) WithBudgetGB(gb float64) Machine {
 	m.BudgetBytes = int64(gb * gib)

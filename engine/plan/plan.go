@@ -165,10 +165,13 @@ const (
 
 // Plan is the planner's answer; it is what `h3studio plan --json` prints.
 type Plan struct {
-	Task         string           `json:"task"`
-	Partition    string           `json:"partition"`
-	Model        string           `json:"model"`
-	Machine      string           `json:"machine"`
+	Task      string `json:"task"`
+	Partition string `json:"partition"`
+	Model     string `json:"model"`
+	Machine   string `json:"machine"`
+	// Mac is whether the machine is a Mac (Machine.Mac), so what people
+	// read names it rightly ("Fits this Mac", "this machine").
+	Mac          bool             `json:"mac"`
 	Canvas       layout.Canvas    `json:"canvas"`
 	RenderCanvas layout.Canvas    `json:"render_canvas"`
 	Frames       int              `json:"frames"`

@@ -15,8 +15,12 @@ type Repair struct {
 	Canvas *layout.Canvas `json:"canvas,omitempty"` // a smaller output canvas
 	// MemoryGB is the smallest memory size (of the same chip) the request
 	// fits as it is, when none of the above is found.
-	MemoryGB int    `json:"memory_gb,omitempty"`
-	Text     string `json:"text"`
+	MemoryGB int `json:"memory_gb,omitempty"`
+	// BudgetGB is the smallest memory budget, no more than the machine's
+	// own, the request fits in as it is, when the budget was overridden
+	// (--memory-gb, the window's Settings) below what the machine has.
+	BudgetGB float64 `json:"budget_gb,omitempty"`
+	Text     string  `json:"text"`
 }
 
 // Apply returns the request with one of the repair's changes made: the
@@ -51,6 +55,14 @@ func fitsAfterFitting(r Request, mc Machine, m Model, opt Options) bool {
 func findRepair(r Request, mc Machine, m Model, opt Options) *Repair {
 	var rp Repair
 	var says []string
+	if mc.BudgetBytes > 0 {
+		own := mc
+		own.BudgetBytes = 0
+		if b, ok := smallestBudget(r, mc, own.Budget(), m, opt); ok {
+			rp.BudgetGB = b
+			says = append(says, fmt.Sprintf("a memory budget of %.1f GB", b))
+		}
+	}
 	for _, name := range m.Lighter {
 		lm, err := LookupModel(name)
 		if err == nil && fitsAfterFitting(r, mc, lm, opt) {
@@ -84,10 +96,16 @@ func findRepair(r Request, mc Machine, m Model, opt Options) *Repair {
 		}
 	}
 	if len(says) == 0 {
-		for _, gb := range []int{16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512} {
+		// The sizes Macs are sold with; a machine of another kind is
+		// named by its memory alone.
+		for _, gb := range []int{8, 16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512} {
 			if int64(gb)*gib > mc.MemoryBytes && fitsAfterFitting(r, mc.WithMemoryGB(gb), m, opt) {
 				rp.MemoryGB = gb
-				says = append(says, fmt.Sprintf("a Mac with %d GB", gb))
+				if mc.Mac() {
+					says = append(says, fmt.Sprintf("a Mac with %d GB", gb))
+				} else {
+					says = append(says, fmt.Sprintf("a machine with %d GB of memory", gb))
+				}
 				break
 			}
 		}
@@ -97,4 +115,26 @@ func findRepair(r Request, mc Machine, m Model, opt Options) *Repair {
 	}
 	rp.Text = "use " + strings.Join(says, " or ")
 	return &rp
+}
+
+// smallestBudget is the smallest budget, in tenths of a GB up to limit,
+// the request fits in as it is; false when limit itself is too small.
+// Fitting only gets easier as the budget grows, so a bisection finds it.
+func smallestBudget(r Request, mc Machine, limit int64, m Model, opt Options) (float64, bool) {
+	fitsAt := func(tenths int64) bool {
+		return fitsAfterFitting(r, mc.WithBudgetGB(float64(tenths)/10), m, opt)
+	}
+	lo, hi := mc.BudgetBytes*10/gib, limit*10/gib
+	if hi <= lo || !fitsAt(hi) {
+		return 0, false
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if fitsAt(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return float64(hi) / 10, true
 }

@@ -7,7 +7,8 @@ import (
 	"math"
 )
 
-// PreviewImage is the per-step preview for the UI: one latent frame of a
+// PreviewImage is the per-step preview when no fitted map is at hand
+// (engine/preview holds the one fitted to the VAE): one latent frame of a
 // video latent [c, t, h, w] shown in false colour, latent channels 0, 1
 // and 2 as red, green and blue, each stretched over its own 1st..99th
 // percentile in that frame. It costs one pass over h·w·3 values and needs no
