@@ -11,6 +11,7 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/layout"
+	"h3studio/engine/lora"
 	"h3studio/engine/plan"
 	"h3studio/engine/weights"
 	"h3studio/media"
@@ -159,6 +160,7 @@ func adviceFor(err error, s surface) string {
 	var flagErr *FlagError
 	var pathErr *fs.PathError
 	var snap *weights.SnapshotError
+	var misfit *lora.Misfit
 	var save *SaveError
 	name := func(p string) string {
 		if s == window {
@@ -188,6 +190,8 @@ func adviceFor(err error, s surface) string {
 		return limit.Msg
 	case errors.As(err, &snap):
 		return snapshotAdvice(snap, s)
+	case errors.As(err, &misfit):
+		return loraAdvice(misfit, name(misfit.Path))
 	case errors.As(err, &save):
 		return saveAdvice(save, name(save.Path))
 	case errors.As(err, &pathErr):
@@ -205,6 +209,35 @@ func snapshotAdvice(e *weights.SnapshotError, s surface) string {
 		msg += " (-d: " + e.Path + " " + e.Msg + ")"
 	}
 	return msg
+}
+
+// loraAdvice is the sentence for an adapter that does not fit the model:
+// nothing was applied, since half an adapter is a different one.
+func loraAdvice(e *lora.Misfit, name string) string {
+	switch e.Kind {
+	case lora.Shape:
+		return "the LoRA " + name + " does not fit this model (" + e.Detail + "); it was made for another model or another size of MiniMax-H3"
+	case lora.Unmatched:
+		return "the LoRA " + name + " changes parts this model does not have (" + firstKey(e) + "); it was made for another model"
+	case lora.Unsupported:
+		return "the LoRA " + name + " changes " + firstKey(e) + ", which H3 Studio applies no LoRA to (only the attention, MLP and AdaLN linears); applying only the rest would change what it does, so it was not used"
+	case lora.ExtraTensors:
+		return "the LoRA " + name + " carries tensors beyond its LoRA pairs (" + firstKey(e) + ", such as the output heads of PDD adapters), which H3 Studio cannot apply; applying only the rest would change what it does, so it was not used"
+	case lora.Partition:
+		return "the LoRA " + name + " was " + e.Detail + "; choose the LoRA made for this task's model"
+	}
+	return "the file " + name + " is not a LoRA H3 Studio can read (" + e.Detail + "); choose a LoRA .safetensors file"
+}
+
+// firstKey is a misfit's first tensor name, and how many more there are.
+func firstKey(e *lora.Misfit) string {
+	switch len(e.Keys) {
+	case 0:
+		return "no tensor named"
+	case 1:
+		return e.Keys[0]
+	}
+	return fmt.Sprintf("%s and %d more", e.Keys[0], len(e.Keys)-1)
 }
 
 // saveAdvice is the sentence for a Save As that did not happen.

@@ -32,6 +32,9 @@ type ditBench struct {
 	geoms  []layout.Spec
 	dtypes []ggml.DType
 	blocks int // 0: the release's 50
+	// loraRank, when set, also times each geometry with a seeded adapter
+	// of that rank on the blocks' four core linears (--dit-lora).
+	loraRank int
 }
 
 // parseDiTBench reads --dit ("512x512x22,864x480x56") and --dit-weights
@@ -113,6 +116,12 @@ func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Confi
 		return err
 	}
 	defer bb.Close()
+	if db.loraRank > 0 {
+		if err := bb.AddLoRA(db.loraRank, 2); err != nil {
+			return err
+		}
+		bb.UseLoRA(false)
+	}
 	for i, s := range db.geoms {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -143,11 +152,25 @@ func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Confi
 			WeightBytes: int64(bb.Bytes()), ComputeBytes: int64(mem.Device), DeviceUsedBytes: int64(total - free),
 			Splits: splits, BlockGEMMSeconds: gemm, BlockAttentionSeconds: attn,
 		}
+		if db.loraRank > 0 {
+			if r.LoRASeconds, err = loraTime(bb, n, reps); err != nil {
+				return err
+			}
+			r.LoRARank, r.LoRARatio = db.loraRank, r.LoRASeconds/r.Seconds
+		}
 		if err := emit(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loraTime is the stack's forward time with its adapter on.
+func loraTime(bb *dit.BlockBench, rows, reps int) (float64, error) {
+	bb.UseLoRA(true)
+	defer bb.UseLoRA(false)
+	d, err := bb.Time(rows, reps)
+	return d.Seconds(), err
 }
 
 // blockOps times one block's four GEMMs (weights stored as dt) and its

@@ -44,6 +44,11 @@ type benchResult struct {
 	// HostPeakBytes is the process's peak resident set after the
 	// measurement (Linux; the Qwen prefill keeps rows and K/V on the host).
 	HostPeakBytes int64 `json:"host_peak_bytes,omitempty"`
+	// LoRASeconds is the DiT forward with a rank-LoRARank adapter on every
+	// block's core linears (--dit-lora); LoRARatio is it over Seconds.
+	LoRARank    int     `json:"lora_rank,omitempty"`
+	LoRASeconds float64 `json:"lora_seconds,omitempty"`
+	LoRARatio   float64 `json:"lora_ratio,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
@@ -60,6 +65,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ditGeoms := fs.String("dit", "", "also time the release DiT's block stack (seeded synthetic weights) at these T2VA geometries, e.g. 512x512x22,864x480x56")
 	ditTypes := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
 	ditBlocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
+	ditLoRA := fs.Int("dit-lora", 0, "also time each --dit geometry with a seeded LoRA of this rank on every block (the Turbo adapters' is 64)")
 	qwenTokens := fs.String("qwen", "", "also time the Qwen3-VL language-layer prefill (seeded synthetic weights) at these prompt lengths, e.g. 10231,100000")
 	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
 	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
@@ -74,6 +80,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
 			return err
 		}
+		if *ditLoRA < 0 {
+			return &UsageError{Msg: "--dit-lora must not be negative"}
+		}
+		db.loraRank = *ditLoRA
 	}
 	if *qwenTokens != "" {
 		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
@@ -157,6 +167,9 @@ func printBench(w io.Writer, r benchResult) error {
 	}
 	if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
 		line += fmt.Sprintf(", device in use %s", GBText(r.DeviceUsedBytes))
+	}
+	if r.LoRARank > 0 {
+		line += fmt.Sprintf("; with a rank-%d LoRA %.3f s (%.3fx)", r.LoRARank, r.LoRASeconds, r.LoRARatio)
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

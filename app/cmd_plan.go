@@ -107,6 +107,11 @@ func PlanRequest(ctx context.Context, r Request) (plan.Request, error) {
 		TokenReduction: r.TokenReduction,
 		First:          r.FirstFrame,
 		Last:           r.LastFrame,
+		VideoShift:     r.VideoShift,
+		AudioShift:     r.AudioShift,
+	}
+	if pr.LoRAs, err = planLoRAs(r); err != nil {
+		return pr, err
 	}
 	for _, a := range []struct {
 		path string
@@ -233,6 +238,9 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	}
 	d := p.DiTRows
 	fmt.Fprintf(tw, "\nDiT rows %d: text %d, conditions %d, references %d, audio %d, video %d\n", d.Total, d.Text, d.Conditions, d.References, d.Audio, d.Video)
+	for _, l := range p.LoRAs {
+		fmt.Fprintf(tw, "LoRA %s at strength %g: %s resident beside the DiT\n", l.Path, l.Strength, GBText(l.ResidentBytes))
+	}
 	fmt.Fprintf(tw, "\nmemory: peak %s %s, budget %s\n", GBText(p.Memory.PeakBytes), MemoryPhaseText(p.Memory.PeakPhase), GBText(p.Memory.BudgetBytes))
 	fmt.Fprintln(tw, "phase\tpeak\tweights\tscratch\tmedia\tcarried\tresidency")
 	for _, ph := range p.Memory.Phases {

@@ -121,7 +121,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	sweepInterrupted(hist, staleTemp)
 	rep := newReporter(*progress, stdout, stderr)
-	return renderExit(runJob(ctx, hist, job, r, rep))
+	return renderExit(runJob(ctx, hist, job, job.asked, rep))
 }
 
 // runJob submits one prepared request to a queue and waits for it,

@@ -98,6 +98,10 @@ func NewQueue(hist *History, render RenderFunc, observe func(JobEvent)) *Queue {
 
 // Submit queues req and returns its job id.
 func (q *Queue) Submit(req Request) (string, error) {
+	req, err := withLoRADigests(req) // the history says which adapter files made the clip
+	if err != nil {
+		return "", err
+	}
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return "", fmt.Errorf("queue: encode request: %w", err)

@@ -60,6 +60,9 @@ func ApplyPreset(r Request) (Request, error) {
 	if r.Preset == "" {
 		return r, nil
 	}
+	if strings.EqualFold(r.Preset, TurboPreset) {
+		return applyTurbo(r)
+	}
 	for _, p := range Presets {
 		if !strings.EqualFold(p.Name, r.Preset) {
 			continue
@@ -87,6 +90,7 @@ func ApplyPreset(r Request) (Request, error) {
 	for i, p := range Presets {
 		names[i] = p.Name
 	}
+	names = append(names, TurboPreset+" (with a Turbo LoRA)")
 	return r, fmt.Errorf("unknown preset %q; choose %s", r.Preset, strings.Join(names, ", "))
 }
 
@@ -236,6 +240,10 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	}
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
+	}
+	// The clip and the history record which adapter files made it.
+	if job.asked, err = withLoRADigests(job.asked); err != nil {
+		return nil, &RequestError{err}
 	}
 	job.planned = time.Since(t0)
 	return job, nil

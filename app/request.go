@@ -58,10 +58,16 @@ type Request struct {
 	// 768-class canvas of the clip's aspect, enlarging small clips) or
 	// source (never enlarge, as h3.c and ComfyUI).
 	RefClipSize string `json:"ref_clip_size,omitempty"`
-	Output      string `json:"output,omitempty"`
-	FramesDir   string `json:"frames_dir,omitempty"`
-	Preset      string `json:"preset,omitempty"`
-	Machine     string `json:"machine,omitempty"`
+	// LoRAs are low-rank adapters applied at run time, stacked in order.
+	LoRAs []LoRA `json:"loras,omitempty"`
+	// VideoShift and AudioShift are the sigma schedule's shifts (0: the
+	// model's, 12 and 3); the Turbo preset takes its LoRA's.
+	VideoShift float64 `json:"video_shift,omitempty"`
+	AudioShift float64 `json:"audio_shift,omitempty"`
+	Output     string  `json:"output,omitempty"`
+	FramesDir  string  `json:"frames_dir,omitempty"`
+	Preset     string  `json:"preset,omitempty"`
+	Machine    string  `json:"machine,omitempty"`
 }
 
 // Defaults used when a Request leaves a field zero (h3.c's; the step
@@ -147,6 +153,9 @@ func (r Request) Validate() error {
 	if r.Reuse > 0 && r.CoreReuse > 0 {
 		bad("--reuse, --core-reuse", "velocity reuse and core reuse cannot be combined; choose one")
 	}
+	if r.VideoShift < 0 || r.VideoShift > 100 || r.AudioShift < 0 || r.AudioShift > 100 {
+		bad("--video-shift, --audio-shift", "the sigma shifts %g and %g are outside 0..100 (0: the model's)", r.VideoShift, r.AudioShift)
+	}
 	if r.Steps < 0 || r.Steps > 1000 {
 		bad("--steps", "the step count %d is outside 1..1000", r.Steps)
 	}
@@ -161,6 +170,7 @@ func (r Request) Validate() error {
 		bad("--first-frame, --last-frame, --ref-*", "first and last frames and references cannot be mixed; use one or the other")
 	}
 	errs = append(errs, r.validateRefs()...)
+	errs = append(errs, r.validateLoRAs()...)
 	switch r.RefImageSize {
 	case "", "match", "max", "official", "diffusers":
 	default:

@@ -101,9 +101,12 @@ func bindRequestFlags(fs *flag.FlagSet, r *Request) {
 	fs.Var(refList{&r.References, RefAudio}, "ref-audio", "reference audio clip, 2-15 s (repeatable)")
 	fs.StringVar(&r.RefClipSize, "ref-clip-size", "official", "reference clip canvas: official (the 768-class canvas of the clip's aspect, enlarging small clips: the official pipeline) or source (never enlarge: ComfyUI and h3.c, cheaper)")
 	fs.StringVar(&r.RefImageSize, "ref-image-size", DefaultRefImageSize, "reference image sizing: official (2048 short edge, upscaling: the official pipeline), max (2048, never upscaling) or match (the output's area: ComfyUI and h3.c)")
+	fs.Var(loraList{&r.LoRAs}, "lora", "apply a LoRA adapter at run time: FILE[:STRENGTH][:flat|interleaved] (default strength 1; the qkv row order is read from the file unless given; repeatable, stacked)")
+	fs.Float64Var(&r.VideoShift, "video-shift", 0, "sigma shift of the video schedule (0: the model's, 12; Turbo LoRAs bring their own with --preset turbo)")
+	fs.Float64Var(&r.AudioShift, "audio-shift", 0, "sigma shift of the audio schedule (0: the model's, 3)")
 	fs.StringVar(&r.Output, "o", "", "output MP4 path")
 	fs.StringVar(&r.FramesDir, "frames-dir", "", "also write the frames to this folder")
-	fs.StringVar(&r.Preset, "preset", "", "quality preset")
+	fs.StringVar(&r.Preset, "preset", "", "quality preset: reference, default, balanced, fast, aggressive, or turbo (the steps and shifts of the request's Turbo LoRA)")
 	fs.StringVar(&r.Machine, "machine", "auto", "machine profile (e.g. m5-max-128) or auto")
 }
 

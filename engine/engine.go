@@ -159,6 +159,9 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 	if err := e.checkPartition(part); err != nil {
 		return nil, err
 	}
+	if err := e.planLoRAs(&r, part); err != nil {
+		return nil, err
+	}
 	proc, err := qwenProcessor(e.partition(part))
 	if err != nil {
 		return nil, err

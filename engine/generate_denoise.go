@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -39,6 +40,11 @@ func (g *generation) denoise(ctx context.Context) error {
 		return err
 	}
 	defer m.Close()
+	closeLoRAs, err := g.applyLoRAs(m) // before the AdaLN tables: they fold the adapters in
+	if err != nil {
+		return err
+	}
+	defer closeLoRAs()
 	sched, err := g.schedule()
 	if err != nil {
 		return err
@@ -143,8 +149,8 @@ func tokenReduction(n int) dit.TokenReductionConfig {
 		EarlyEnd: min(n, max(end, tr.EarlyEnd*n/release)), Scale: tr.Scale}
 }
 
-// schedule is the run's sigma ladder, with the partition's shifts when its
-// model_index.json names them.
+// schedule is the run's sigma ladder, with the request's shifts when it
+// sets them, else the partition's when its model_index.json names them.
 func (g *generation) schedule() (sampler.Schedule, error) {
 	vs, as := sampler.DefaultVideoShift, sampler.DefaultAudioShift
 	if s, ok := g.part.SigmaShift["video"]; ok && s > 0 {
@@ -153,6 +159,8 @@ func (g *generation) schedule() (sampler.Schedule, error) {
 	if s, ok := g.part.SigmaShift["audio"]; ok && s > 0 {
 		as = s
 	}
+	r := g.plan.Request // its own shifts win (a Turbo adapter's)
+	vs, as = cmp.Or(r.VideoShift, vs), cmp.Or(r.AudioShift, as)
 	return sampler.NewSchedule(g.plan.Request.Steps, vs, as)
 }
 

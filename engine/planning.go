@@ -5,8 +5,11 @@ import (
 	"math"
 	"strings"
 
+	"h3studio/engine/arch"
+	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
+	"h3studio/engine/weights"
 )
 
 // PlanFor plans a request for a weights profile alone, with no snapshot on
@@ -20,6 +23,16 @@ func PlanFor(m plan.Model, r plan.Request, mc plan.Machine, opt plan.Options) (*
 		return nil, err
 	}
 	r.PromptTokens, r.PromptEstimated = estimateTokens(r.Prompt), r.Prompt != ""
+	if len(r.LoRAs) > 0 { // a profile is the release's DiT, in the official (interleaved) layout
+		cfg, err := arch.ReleaseDiT()
+		if err != nil {
+			return nil, err
+		}
+		b := loraBase{cfg: cfg, qkv: weights.QKVInterleaved, part: taskPartition(r)}
+		if err := b.planLoRAs(&r, ggml.Precision{}); err != nil {
+			return nil, err
+		}
+	}
 	return plan.Make(r, mc, m, opt)
 }
 
@@ -40,6 +53,9 @@ func checkKnobs(r plan.Request) error {
 	}
 	if r.Reuse > 1 && r.CoreReuse > 1 {
 		errs = append(errs, errors.New("engine: velocity reuse and core reuse cannot be combined"))
+	}
+	if r.VideoShift < 0 || r.AudioShift < 0 {
+		errs = append(errs, errors.New("engine: sigma shifts must not be negative"))
 	}
 	return errors.Join(errs...)
 }

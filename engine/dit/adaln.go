@@ -259,7 +259,10 @@ func (m *Model) adaProject(prefix string, emb []float32, nt int) ([]float32, err
 	defer g.Free()
 	x := g.Input("t_emb", ggml.F32, m.Cfg.TimeDim, nt)
 	x.SetF32(emb)
-	y := linear(g, a.W, a.B, x)
+	y, err := m.adaUpdate(g, prefix, x, linear(g, a.W, a.B, x))
+	if err != nil {
+		return nil, err
+	}
 	g.Output(y)
 	if err := m.compute(prefix+"adaln", g); err != nil {
 		return nil, err

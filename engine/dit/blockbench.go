@@ -27,6 +27,11 @@ type BlockBench struct {
 	// six row gathers onto the CPU (602 scheduler splits on the H200).
 	table *ggml.Tensor
 	rng   *rand.Rand
+	// lora, when placed (AddLoRA), holds each block's side-path factors;
+	// sides are what graphs use (nil: the base alone, UseLoRA(false)).
+	lora  *ggml.WeightSet
+	kept  []coreSide
+	sides []coreSide
 }
 
 // NewBlockBench places blocks blocks' core weights stored as dt (F32, BF16,
@@ -90,7 +95,73 @@ func (bb *BlockBench) Blocks() int { return len(bb.cores) }
 func (bb *BlockBench) Bytes() int { return bb.ws.Size() - bb.table.NBytes() }
 
 // Close frees the weights.
-func (bb *BlockBench) Close() { bb.ws.Free() }
+func (bb *BlockBench) Close() {
+	bb.ws.Free()
+	if bb.lora != nil {
+		bb.lora.Free()
+	}
+}
+
+// AddLoRA places a seeded rank-rank adapter on the four core linears of
+// every block, stored as F16 as renders keep them, applied at strength 1
+// (alpha = rank), and switches it on. The fifth kind, adaln_proj, costs a
+// forward nothing: its update is folded into the modulation tables.
+func (bb *BlockBench) AddLoRA(rank int, seed uint64) error {
+	if rank < 1 || bb.lora != nil {
+		return fmt.Errorf("dit: block bench LoRA of rank %d (one per bench)", rank)
+	}
+	c := bb.Cfg
+	h, in, f := c.Hidden, c.Inner(), c.FFN
+	shapes := [][2]int{{h, 3 * in}, {in, h}, {h, 2 * f}, {f, h}} // [in, out] of qkv, out, fc1, fc2
+	bb.lora = bb.b.NewWeightSet(8 * len(bb.cores))
+	type ab struct{ a, b *ggml.Tensor }
+	all := make([][4]ab, len(bb.cores))
+	for i := range bb.cores {
+		for k, s := range shapes {
+			all[i][k] = ab{bb.lora.Add(fmt.Sprintf("lora.%d.%d.A", i, k), ggml.F16, s[0], rank),
+				bb.lora.Add(fmt.Sprintf("lora.%d.%d.B", i, k), ggml.F16, rank, s[1])}
+		}
+	}
+	if err := bb.lora.Alloc(); err != nil {
+		return err
+	}
+	err := bb.lora.FillSeeded(seed, func(t *ggml.Tensor) ggml.Init {
+		return ggml.Init{Std: float32(0.1 / math.Sqrt(float64(t.Ne(0))))}
+	})
+	if err != nil {
+		return err
+	}
+	bb.kept = make([]coreSide, len(bb.cores))
+	for i, m := range all {
+		term := func(k int) sidePath { return sidePath{{a: m[k].a, b: m[k].b, s: 1}} }
+		bb.kept[i] = coreSide{qkv: term(0), out: term(1), fc1: term(2), fc2: term(3)}
+	}
+	bb.sides = bb.kept
+	return nil
+}
+
+// UseLoRA switches the placed adapter on or off for later runs.
+func (bb *BlockBench) UseLoRA(on bool) {
+	bb.sides = nil
+	if on {
+		bb.sides = bb.kept
+	}
+}
+
+// LoRAFlops is the side paths' extra FLOP of one block's forward over
+// rows: 2·rank·(in+out) per row per linear (0 when off).
+func (bb *BlockBench) LoRAFlops(rows int) float64 {
+	if bb.sides == nil {
+		return 0
+	}
+	var n float64
+	for _, p := range []sidePath{bb.sides[0].qkv, bb.sides[0].out, bb.sides[0].fc1, bb.sides[0].fc2} {
+		for _, t := range p {
+			n += 2 * float64(t.a.Ne(1)) * float64(t.a.Ne(0)+t.b.Ne(1))
+		}
+	}
+	return n * float64(rows)
+}
 
 // Flops is the multiply-add count ×2 of one block's forward over rows (the
 // anchor's count: AdaLN precomputed, elementwise work not counted).
@@ -158,6 +229,9 @@ func (bb *BlockBench) graph(rows int) (*ggml.Graph, *ggml.Tensor, error) {
 		var mod Modulation
 		for j := range mod {
 			mod[j] = g.GetRows(g.View(tab, j*pairs*tab.Nb(1), []int{h, pairs}, nil), idx)
+		}
+		if bb.sides != nil {
+			a.side = bb.sides[i]
 		}
 		x = bb.cores[i].Forward(g, x, mod, a, func(string, *ggml.Tensor) {})
 	}

@@ -100,3 +100,48 @@ func TestBlockBenchScratchMatchesPlan(t *testing.T) {
 		t.Errorf("planner's DiT scratch is off by %+.0f %% (measured %d B at %d rows, planned %d B)", 100*(r-1), got[1], rows, want)
 	}
 }
+
+// A bench adapter switched off leaves the stack's output bit-identical;
+// switched on it changes it, and its FLOP are 2·rank·(in+out) per row per
+// linear.
+func TestBlockBenchLoRA(t *testing.T) {
+	cfg := tinyConfig(t)
+	b := cpuBackend(t)
+	run := func(rank int, on bool) ([]float32, float64) {
+		bb, err := NewBlockBench(b, cfg, ggml.F32, 2, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bb.Close()
+		if rank > 0 {
+			if err := bb.AddLoRA(rank, 9); err != nil {
+				t.Fatal(err)
+			}
+			bb.UseLoRA(on)
+		}
+		out, err := bb.Run(16, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, bb.LoRAFlops(16)
+	}
+	base, _ := run(0, false)
+	off, offFlops := run(4, false)
+	on, flops := run(4, true)
+	h, in, f := cfg.Hidden, cfg.Inner(), cfg.FFN
+	want := 2 * 4 * 16 * float64((h+3*in)+(in+h)+(h+2*f)+(f+h))
+	if offFlops != 0 || flops != want {
+		t.Errorf("LoRA FLOP %g off, %g on; want 0 and %g", offFlops, flops, want)
+	}
+	same := true
+	for i := range base {
+		if math.Float32bits(base[i]) != math.Float32bits(off[i]) {
+			t.Fatalf("output[%d] %g with the adapter off, %g without one", i, off[i], base[i])
+		}
+		same = same && on[i] == base[i]
+	}
+	if same {
+		t.Error("the adapter switched on changed nothing")
+	}
+	t.Logf("rel change with the adapter on: %.2e", relL2(on, base))
+}

@@ -37,6 +37,12 @@
 // policy interface (policy.go), so the resident graph and the streamed
 // per-block graphs run the same builder, runBlocks.
 //
+// LoRA adapters (engine/lora) apply at run time (lora.go, SetLoRAs): each
+// updated linear gains a side path y += s·B·(A·x) with A and B resident
+// beside the base (f16, f32 in exact runs), whatever the base's type or
+// residency; adaln_proj updates are folded in f32 into the modulation
+// tables where PrepareAdaLN builds them. A strength of 0 skips the path.
+//
 // # Axis order
 //
 // Graph tensors are in ggml order (ne0 fastest). Row-major [rows, width]

@@ -52,6 +52,7 @@ type Model struct {
 	invFreq  []float32
 
 	ada    *adaTables // nil until PrepareAdaLN
+	lora   loraState  // adapters (SetLoRAs)
 	active []bool
 	reuse  coreReuse
 	reduce *TokenReductionConfig
@@ -150,10 +151,8 @@ func (m *Model) Close() {
 		m.stream.Close()
 		m.stream = nil
 	}
-	if m.ada != nil {
-		m.ada.ws.Free()
-		m.ada = nil
-	}
+	m.dropTables()
+	m.closeLoRAs()
 }
 
 // Placement reports the bytes of resident weights placed zero-copy over
@@ -304,7 +303,9 @@ func (m *Model) EncodeText(states []float32, rows int) ([]float32, error) {
 	h := linear(g, m.text.Proj, m.text.ProjB, x)
 	mark("text.proj", h)
 	for i := range m.text.Refiner {
-		h = m.text.Refiner[i].refine(g, h, attnCtx{cfg: c, layout: m.qkv(), kv: m.opt.Precision.KV, name: fmt.Sprintf("refiner.%d.attn", i)})
+		a := attnCtx{cfg: c, layout: m.qkv(), kv: m.opt.Precision.KV, side: m.side(fmt.Sprintf("token_refiner.blocks.%d.", i)),
+			name: fmt.Sprintf("refiner.%d.attn", i)}
+		h = m.text.Refiner[i].refine(g, h, a)
 	}
 	h = rmsNorm(g, h, m.text.FinalNorm, c.FinalNormEps)
 	mark("refiner.out", h)

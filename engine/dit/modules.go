@@ -68,12 +68,13 @@ func rmsNorm(g *ggml.Graph, x, w *ggml.Tensor, eps float64) *ggml.Tensor {
 	return g.Mul(g.RMSNorm(x, float32(eps)), w)
 }
 
-// attnCtx is what attention needs beyond the weights.
+// attnCtx is what a Core needs beyond its weights.
 type attnCtx struct {
 	cfg      *Config
 	layout   qkvLayout
 	cos, sin *ggml.Tensor // [rope_dims/2, 1, rows]; nil: no RoPE (the refiner)
 	kv       ggml.Storage // K/V type (Options.Precision.KV); zero: the backend's
+	side     coreSide     // LoRA side paths of the Core's linears (lora.go)
 	name     string
 }
 
@@ -83,7 +84,7 @@ type attnCtx struct {
 func (c *Core) attention(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor {
 	cfg := a.cfg
 	hd, heads, rows := cfg.HeadDim, cfg.Heads, x.Ne(1)
-	qkv := g.MulMat(c.QKV, x) // [3·inner, rows]
+	qkv := a.side.qkv.add(g, g.MulMat(c.QKV, x), x) // [3·inner, rows]
 	q, k, v := a.layout.split(g, qkv, hd, heads, rows)
 	q = rmsNorm(g, q, c.QNorm, cfg.QKNormEps) // [hd, heads, rows]
 	k = rmsNorm(g, k, c.KNorm, cfg.QKNormEps)
@@ -94,24 +95,26 @@ func (c *Core) attention(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor 
 	q = g.Permute(q, 0, 2, 1, 3)         // [hd, rows, heads]
 	k = g.Cont(g.Permute(k, 0, 2, 1, 3)) // contiguous per head: 7x faster on the CPU
 	v = g.Cont(g.Permute(v, 0, 2, 1, 3))
-	o := g.Attention(q, k, v, ggml.AttentionOptions{KV: a.kv, Name: a.name}) // [hd, heads, rows]
-	return g.MulMat(c.Out, g.Reshape(o, hd*heads, rows))
+	o := g.Reshape(g.Attention(q, k, v, ggml.AttentionOptions{KV: a.kv, Name: a.name}), hd*heads, rows)
+	return a.side.out.add(g, g.MulMat(c.Out, o), o)
 }
 
 // mlp is fc2(silu(gate)·value), gate and value being the two halves of fc1.
-func (c *Core) mlp(g *ggml.Graph, x *ggml.Tensor, ffn int) *ggml.Tensor {
-	in := c.FC1.Ne(0)
+func (c *Core) mlp(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor {
+	in, ffn := c.FC1.Ne(0), a.cfg.FFN
 	half := []int{in, ffn}
 	gate := g.MulMat(g.View(c.FC1, 0, half, nil), x)
 	value := g.MulMat(g.View(c.FC1, ffn*c.FC1.Nb(1), half, nil), x)
-	return g.MulMat(c.FC2, g.SwiGLU(gate, value))
+	gate, value = a.side.fc1.addHalves(g, gate, value, x)
+	h := g.SwiGLU(gate, value)
+	return a.side.fc2.add(g, g.MulMat(c.FC2, h), h)
 }
 
 // refine is one token-refiner block: plain pre-norm residuals, no AdaLN, no RoPE.
 // ref: comfy/ldm/minimax/model.py RefinerBlock.forward
 func (c *Core) refine(g *ggml.Graph, x *ggml.Tensor, a attnCtx) *ggml.Tensor {
 	x = g.Add(x, c.attention(g, rmsNorm(g, x, c.Norm1, a.cfg.NormEps), a))
-	return g.Add(x, c.mlp(g, rmsNorm(g, x, c.Norm2, a.cfg.NormEps), a.cfg.FFN))
+	return g.Add(x, c.mlp(g, rmsNorm(g, x, c.Norm2, a.cfg.NormEps), a))
 }
 
 // Modulation is one block's per-row AdaLN terms, each [hidden, rows],
@@ -129,7 +132,7 @@ func (c *Core) Forward(g *ggml.Graph, x *ggml.Tensor, m Modulation, a attnCtx, t
 	tap(a.name, att)
 	x = g.Add(x, g.Mul(att, m[GateMSA]))
 	h = g.Add(g.Mul(rmsNorm(g, x, c.Norm2, eps), m[ScaleMLP]), m[ShiftMLP])
-	return g.Add(x, g.Mul(c.mlp(g, h, a.cfg.FFN), m[GateMLP]))
+	return g.Add(x, g.Mul(c.mlp(g, h, a), m[GateMLP]))
 }
 
 // qkvLayout splits fused QKV rows as the checkpoint orders them.

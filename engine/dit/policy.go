@@ -126,7 +126,8 @@ func (m *Model) runBlocks(f *flow, list []int, last bool, cores []Core) {
 		m.cross(f, i)
 		gi := m.inputs(f)
 		mod := m.modulation(f.g, i, gi.idx)
-		a := attnCtx{cfg: m.Cfg, layout: m.qkv(), cos: gi.cos, sin: gi.sin, kv: m.opt.Precision.KV, name: fmt.Sprintf("blk.%d.attn", i)}
+		a := attnCtx{cfg: m.Cfg, layout: m.qkv(), cos: gi.cos, sin: gi.sin, kv: m.opt.Precision.KV,
+			side: m.side(fmt.Sprintf("blocks.%d.", i)), name: fmt.Sprintf("blk.%d.attn", i)}
 		f.x = cores[i].Forward(f.g, f.x, mod, a, f.mark)
 		if f.grid == f.full { // pooled rows match no fixture tensor
 			f.mark(fmt.Sprintf("blk.%d.out", i), f.x)

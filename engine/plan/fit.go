@@ -312,6 +312,7 @@ func (f *fitter) report(mc Machine) *Plan {
 		Verdict:   Fits,
 		Time:      estimate(mc, f.m, l, s.knobs, s.estimateInput(f.m)),
 		Warnings:  []string{},
+		LoRAs:     s.req.LoRAs,
 		Layout:    l,
 		Spec:      s.spec,
 	}

@@ -145,6 +145,7 @@ type phaseInput struct {
 	layers int
 	// anchorSources are the anchors' source pixel sizes (decoded before resizing).
 	anchorSources []layout.Canvas
+	loras         []LoRA
 }
 
 // phases computes every phase's peak, one function per phase; what a phase
@@ -264,8 +265,9 @@ func denoisePhase(in phaseInput, refs references) Phase {
 	// The refiner and condition projection run once on the text rows
 	// before the loop and are released, so they never meet the blocks.
 	refiner := int64(float64(int64(d.RefinerBlocks)*d.CoreBlockParams()+int64(d.TextDim*d.Hidden)) * m.DiTBPP)
+	adapters, _ := loraCost(in.loras) // resident beside the blocks, streamed or not
 	dn := Phase{Name: PhaseDenoise, Residency: in.knobs.DiT,
-		WeightsBytes: m.DiTTrunkBytes() - refiner + tables,
+		WeightsBytes: m.DiTTrunkBytes() - refiner + tables + adapters,
 		ScratchBytes: N * d.DiTRowBytes(),
 		// x, velocity and two past velocities for reuse extrapolation.
 		MediaBytes:   4 * (latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32),

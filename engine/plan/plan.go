@@ -72,6 +72,12 @@ type Request struct {
 	// either (neither changes a peak); Generate runs them.
 	CoreReuse      int
 	TokenReduction bool
+	// LoRAs are the adapters applied at run time, in order (stacked).
+	LoRAs []LoRA
+	// VideoShift and AudioShift are the sigma schedule's shifts (0: the
+	// partition's model_index.json, else 12 and 3); few-step adapters come
+	// with their own (the Turbo preset). They change no size or time.
+	VideoShift, AudioShift float64
 	// Cached says what an earlier generation of the same engine already
 	// prepared (Engine.Plan fills it from its cache); the estimate prices
 	// it at nothing. It changes no size or memory.
@@ -181,6 +187,8 @@ type Plan struct {
 	Repair       *Repair          `json:"repair,omitempty"`
 	Time         Estimate         `json:"time"`
 	Warnings     []string         `json:"warnings"`
+	// LoRAs are the request's adapters with what each costs.
+	LoRAs []LoRA `json:"loras,omitempty"`
 
 	// Request is the request as planned, defaults filled in: what
 	// Generate runs.
@@ -299,7 +307,7 @@ func (s state) layers(m Model) int {
 
 func (s state) estimateInput(m Model) estimateInput {
 	in := estimateInput{steps: s.req.Steps, reuse: s.req.Reuse, layers: s.layers(m), output: s.output,
-		cachedRefs: s.req.Cached.Refs, cachedText: s.req.Cached.Text}
+		cachedRefs: s.req.Cached.Refs, cachedText: s.req.Cached.Text, loras: s.req.LoRAs}
 	for _, on := range []bool{s.spec.First, s.spec.Last} {
 		if on {
 			in.anchors++
@@ -325,7 +333,7 @@ func (s state) evaluate(m Model, budget int64) (eval, error) {
 			anchors = append(anchors, a.size)
 		}
 	}
-	ps := phases(phaseInput{l: l, output: s.output, model: m, knobs: s.knobs, steps: s.req.Steps, layers: s.layers(m), anchorSources: anchors})
+	ps := phases(phaseInput{l: l, output: s.output, model: m, knobs: s.knobs, steps: s.req.Steps, layers: s.layers(m), anchorSources: anchors, loras: s.req.LoRAs})
 	e := eval{l: l, phases: ps, seq: l.Qwen.Tokens()}
 	e.peak, e.phase = peakOf(ps)
 	return e, nil

@@ -280,6 +280,9 @@ func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) 
 		rate = func(p string) Rate { return mc.Rates.Phases[p] }
 	}
 	fw := ditForward(d, l.Rows, in.layers)
+	if _, rp := loraCost(in.loras); rp > 0 && d.Blocks > 0 { // the side paths of the active blocks
+		fw.linear += 2 * float64(l.Rows) * float64(rp) * float64(in.layers) / float64(d.Blocks)
+	}
 	e.ForwardTFLOP = (fw.linear + fw.attn) / 1e12
 	load := float64(int64(d.Blocks)*m.DiTAdaLNBlockBytes()+m.DiTTrunkBytes()) / ssd
 	per := mc.seconds(fw)
@@ -323,4 +326,5 @@ type estimateInput struct {
 	output               layout.Canvas // the muxed canvas
 	cachedRefs           []bool        // references an earlier generation prepared
 	cachedText           bool
+	loras                []LoRA
 }
