@@ -259,7 +259,8 @@ def sample_clip(rng, split, heldout, task=None, canvas=CANVAS):
             continue
         sound = rng.choice(sounds_for(things))
         if valid(things, sound, frames, split, heldout):
-            return Clip(width, height, frames, rng.choice(list(BACKGROUNDS)), tuple(things), sound, rng.choice(PANS), task)
+            background, pan = rng.choice(list(BACKGROUNDS)), rng.choice(PANS)
+            return Clip(width, height, frames, background, tuple(things), sound, pan, task)
     raise RuntimeError(f"world: no valid {split} clip in 10000 draws; heldout.json may hold every combination")
 
 
@@ -385,7 +386,8 @@ def example(seed, index, split, heldout, task=None, canvas=CANVAS):
     the string keeps each example independent of the count asked for."""
     rng = random.Random(f"demo-world:{seed}:{split}:{index}")
     clip = sample_clip(rng, split, heldout, task, canvas)
-    meta = {"id": f"{split}-{seed}-{index:06d}", "task": clip.task, "prompt": prompt_for(clip, rng), "spec": clip.to_json()}
+    prompt = prompt_for(clip, rng)
+    meta = {"id": f"{split}-{seed}-{index:06d}", "task": clip.task, "prompt": prompt, "spec": clip.to_json()}
     arrays = {"frames": render_frames(clip), "audio": render_audio(clip)}
     if clip.task == "FL2VA":
         arrays["anchors"] = np.stack([arrays["frames"][0], arrays["frames"][-1]])
@@ -394,12 +396,25 @@ def example(seed, index, split, heldout, task=None, canvas=CANVAS):
     return meta, arrays
 
 
-def write(out, split, count, seed, task=None):
+def parse_canvas(text):
+    """WxH with both sides multiples of the DiT's 32-px cell."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"canvas {text!r} is not WxH, e.g. 128x128") from None
+    if w < 32 or h < 32 or w % 32 or h % 32:
+        raise argparse.ArgumentTypeError(
+            f"canvas {text}: width and height must be multiples of 32 (the model's cell), e.g. 128x128"
+        )
+    return w, h
+
+
+def write(out, split, count, seed, task=None, canvas=CANVAS):
     heldout = load_heldout()
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "examples.jsonl"), "w", encoding="utf-8") as index:
         for i in range(count):
-            meta, arrays = example(seed, i, split, heldout, task)
+            meta, arrays = example(seed, i, split, heldout, task, canvas)
             np.savez_compressed(os.path.join(out, meta["id"] + ".npz"), **arrays)
             index.write(json.dumps(meta) + "\n")
 
@@ -411,8 +426,9 @@ def main():
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--task", choices=TASKS, help="only this task (default: a random mix)")
+    p.add_argument("--canvas", type=parse_canvas, default=CANVAS, help="WxH, multiples of 32 (default 128x128)")
     a = p.parse_args()
-    write(a.out, a.split, a.count, a.seed, a.task)
+    write(a.out, a.split, a.count, a.seed, a.task, a.canvas)
 
 
 if __name__ == "__main__":
