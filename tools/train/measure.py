@@ -109,21 +109,36 @@ def turning_points(y, swing):
     return out
 
 
-def motion_of(cx, cy, area, side):
-    """The world's motion name for a track; None when the colour is missing
-    in the first or last frame."""
+def filled(v, area):
+    """v with the frames where the colour is (nearly) absent interpolated
+    from their neighbours; None when it is absent at either end."""
     ok = area >= MIN_PIXELS / 4
     if not ok[0] or not ok[-1]:
         return None
-    y = np.interp(np.arange(len(cy)), np.flatnonzero(ok), cy[ok])
+    return np.interp(np.arange(len(v)), np.flatnonzero(ok), v[ok])
+
+
+def change(v):
+    """Mean of the last eighth of v minus that of the first: the whole
+    clip's change, steadier than two single frames of a render."""
+    k = max(1, len(v) // 8)
+    return v[-k:].mean() - v[:k].mean()
+
+
+def motion_of(cx, cy, area, side):
+    """The world's motion name for a track; None when the colour is missing
+    in the first or last frame."""
+    y = filled(cy, area)
+    if y is None:
+        return None
     if len(turning_points(y, BOUNCE_SWING * side)) >= 2:
         return "bounce"
-    ratio = area[-1] / area[0]
+    ratio = math.exp(change(np.log(np.maximum(area, 1))))
     if ratio >= GROW_AREA:
         return "grow"
     if ratio <= 1 / GROW_AREA:
         return "shrink"
-    dx, dy = cx[-1] - cx[0], cy[-1] - cy[0]
+    dx, dy = change(filled(cx, area)), change(y)
     if math.hypot(dx, dy) < STILL_TRAVEL * side:
         return "still"
     if abs(dx) >= abs(dy):
@@ -131,9 +146,10 @@ def motion_of(cx, cy, area, side):
     return "down" if dy > 0 else "up"
 
 
-def bounce_frames(cy, side):
+def bounce_frames(cy, area, side):
     """Frames where a bouncing track is lowest (its floor contacts)."""
-    return [i for i, kind in turning_points(cy, BOUNCE_SWING * side) if kind == 1]
+    y = filled(cy, area)
+    return [] if y is None else [i for i, kind in turning_points(y, BOUNCE_SWING * side) if kind == 1]
 
 
 def denoised(mask):
@@ -246,7 +262,8 @@ def score(meta, arrays):
         bounces = []
         for t in clip.things:
             if t.motion == "bounce":
-                bounces += bounce_frames(track(lab, t.colour)[1], side)
+                _, cy, area = track(lab, t.colour)
+                bounces += bounce_frames(cy, area, side)
         checks["clicks"] = clicks_match(click_times(arrays["audio"]), bounces)
     if clip.task == "FL2VA":
         checks["anchor"] = psnr(arrays["frames"][0], arrays["anchors"][0]) >= FL2VA_PSNR_DB

@@ -52,6 +52,7 @@ class Recovery(unittest.TestCase):
             for name, ok in measure.score(meta, arrays).items():
                 results[name].append(ok)
         for name in ("colour", "motion", "sound", "pan", "clicks", "anchor", "picture"):
+            self.assertTrue(results[name], f"no clip has a {name} check")
             rate = sum(results[name]) / len(results[name])
             print(f"{name}: {sum(results[name])}/{len(results[name])}")
             self.assertGreaterEqual(rate, RECOVERY_RATE, name)
@@ -241,9 +242,10 @@ class Clips(unittest.TestCase):
             self.assertEqual(arrays["frames"].dtype, np.uint8)
             self.assertEqual(arrays["audio"].shape, (2, round(clip.frames * 40 / 24) * 800))
             self.assertEqual(arrays["audio"].dtype, np.float32)
-            for t in clip.things:
-                x0, y0, x1, y1 = t.box(clip.frames)
-                self.assertTrue(x0 >= 0 and y0 >= 0 and x1 <= clip.width and y1 <= clip.height, meta["id"])
+            # Every object stays whole on the canvas: the border is background.
+            f = arrays["frames"]
+            border = np.concatenate([f[:, 0], f[:, -1], f[:, :, 0], f[:, :, -1]], axis=1)
+            np.testing.assert_array_equal(border, np.broadcast_to(world.BACKGROUNDS[clip.background], border.shape), meta["id"])
 
     def test_prompts(self):
         for meta, _ in examples(seed=11, count=60):
