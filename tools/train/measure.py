@@ -13,8 +13,9 @@ channels' RMS ratio; click onsets against the bounces seen in the video.
   python3 measure.py --examples DIR [--rendered DIR2]
 
 scores every example of DIR/examples.jsonl (world.py's output) on its own
-arrays, or on DIR2/<id>.npz (frames uint8 [F,H,W,3], audio float32 [2,N])
-when a model's renders are given, and prints the pass rate of each check.
+arrays, or on a model's renders, DIR2/<id>.mp4 (read through ffmpeg) or
+DIR2/<id>.npz (frames uint8 [F,H,W,3], audio float32 [2,N]), and prints the
+pass rate of each check.
 """
 
 import argparse
@@ -24,6 +25,7 @@ import os
 
 import numpy as np
 
+import clipio
 import world
 
 # Euclidean RGB distance within which a pixel is named by its nearest world
@@ -282,10 +284,23 @@ def picture_kept(picture, lab):
     return want is not None and shape_in(lab, colour) == want
 
 
+def rendered(folder, example_id):
+    """A render's frames and audio: <id>.mp4 (the engine's output) or <id>.npz."""
+    mp4 = os.path.join(folder, example_id + ".mp4")
+    if os.path.exists(mp4):
+        frames, audio = clipio.read_mp4(mp4)
+        return {"frames": frames, "audio": audio}
+    npz = os.path.join(folder, example_id + ".npz")
+    if not os.path.exists(npz):
+        raise SystemExit(f"measure: no render of {example_id} in {folder}; render it to {example_id}.mp4 there")
+    with np.load(npz) as z:
+        return {"frames": z["frames"], "audio": z["audio"]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--examples", required=True, help="world.py's output folder")
-    p.add_argument("--rendered", help="folder of <id>.npz renders to score instead of the examples' own arrays")
+    p.add_argument("--rendered", help="folder of <id>.mp4 or <id>.npz renders to score instead of the examples' own arrays")
     a = p.parse_args()
     totals = {}
     with open(os.path.join(a.examples, "examples.jsonl"), encoding="utf-8") as f:
@@ -293,7 +308,7 @@ def main():
             meta = json.loads(line)
             arrays = dict(np.load(os.path.join(a.examples, meta["id"] + ".npz")))
             if a.rendered:
-                arrays.update(np.load(os.path.join(a.rendered, meta["id"] + ".npz")))
+                arrays.update(rendered(a.rendered, meta["id"]))
             for k, v in score(meta, arrays).items():
                 totals.setdefault(k, []).append(v)
     for k, v in totals.items():

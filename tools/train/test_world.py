@@ -9,11 +9,15 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import random
+import shutil
+import tempfile
 import unittest
 
 import numpy as np
 
+import clipio
 import measure
 import world
 
@@ -110,6 +114,25 @@ class Robustness(unittest.TestCase):
             frames, audio = degraded(arrays["frames"], arrays["audio"], rng)
             for name, ok in measure.score(meta, dict(arrays, frames=frames, audio=audio)).items():
                 results[name].append(ok)
+        for name, oks in results.items():
+            self.assertGreaterEqual(sum(oks) / len(oks), 0.95, name)
+
+
+@unittest.skipUnless(shutil.which("ffmpeg") and shutil.which("ffprobe"), "needs ffmpeg (make deps installs it)")
+class Codec(unittest.TestCase):
+    """The checks hold on held-out clips written to MP4 as the app writes
+    them (H.264 yuv420p, AAC) and read back, the path renders take."""
+
+    def test_mp4_round_trip(self):
+        results = collections.defaultdict(list)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "clip.mp4")
+            for meta, arrays in examples(seed=3, count=20, split="heldout"):
+                clipio.write_mp4(path, arrays["frames"], arrays["audio"])
+                frames, audio = clipio.read_mp4(path)
+                self.assertEqual(frames.shape, arrays["frames"].shape)
+                for name, ok in measure.score(meta, dict(arrays, frames=frames, audio=audio)).items():
+                    results[name].append(ok)
         for name, oks in results.items():
             self.assertGreaterEqual(sum(oks) / len(oks), 0.95, name)
 
