@@ -66,7 +66,7 @@ def write_mp4(path, frames, audio):
 
 
 def encode(path, pcm, frames):
-    f, h, w, _ = frames.shape
+    _, h, w, _ = frames.shape
     run(["ffmpeg", "-v", "error", "-y",
          "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-framerate", str(world.FPS), "-i", "pipe:0",
          "-f", "f32le", "-ar", str(world.SAMPLE_RATE), "-ac", "2", "-i", pcm,
