@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,16 @@ type renderedClip struct {
 // no). Reading the clips' tags runs off the UI goroutine. target is the
 // frame slot the drop landed on (nil: none).
 func (s *Studio) dropPaths(paths []string, target *anchorWell) {
+	// Adapters go to the LoRA list wherever they land: Fyne has no
+	// per-widget drop targets.
+	var loras []string
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		if isLoRA(p) {
+			loras = append(loras, p)
+		}
+		return isLoRA(p)
+	})
+	s.AddLoRAs(loras)
 	var movies int
 	for _, p := range paths {
 		if isMovie(p) {
@@ -154,6 +165,7 @@ func (s *Studio) restoredRefs(req app.Request) []restoredRef {
 // meanwhile, and Render waits for them (loading).
 func (s *Studio) restoreFields(req app.Request, notice string) {
 	s.ed.fill(req)
+	s.checkLoRAs()
 	refs := s.restoredRefs(req)
 	if req.FirstFrame != "" || req.LastFrame != "" {
 		s.mode.SetSelected(modeAnchs)

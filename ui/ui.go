@@ -111,6 +111,7 @@ func coreConfig(rd *app.Renderer, hist *app.History, out string) Config {
 		SetMemoryGB: rd.SetMemoryGB,
 		LoadSound:   LoadSound,
 		Memory:      rd.MemoryNow,
+		InspectLoRA: rd.InspectLoRA,
 	}
 }
 
