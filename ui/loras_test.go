@@ -58,13 +58,13 @@ type loraRow struct {
 	remove *tipButton
 }
 
-func findLoRARow(t *testing.T, s *Studio, i int) loraRow {
-	t.Helper()
+// findLoRARow finds row i's widgets; it runs on the UI goroutine.
+func findLoRARow(s *Studio, i int) (loraRow, bool) {
 	objs := s.ed.loras.box.Objects
-	if len(objs) < i+2 {
-		t.Fatalf("the LoRA list has %d rows, want row %d", len(objs)-2, i)
-	}
 	var r loraRow
+	if len(objs) < i+2 {
+		return r, false
+	}
 	var walk func(o fyne.CanvasObject)
 	walk = func(o fyne.CanvasObject) {
 		switch v := o.(type) {
@@ -83,8 +83,17 @@ func findLoRARow(t *testing.T, s *Studio, i int) loraRow {
 		}
 	}
 	walk(objs[i+1]) // after the header
-	if len(r.labels) != 2 || r.slider == nil || r.field == nil || r.remove == nil {
-		t.Fatalf("row %d is not name, coverage, slider, field and remove: %+v", i, r)
+	return r, len(r.labels) == 2 && r.slider != nil && r.field != nil && r.remove != nil
+}
+
+// row is row i of the LoRA list, or the test stops.
+func (h *harness) row(i int) loraRow {
+	h.t.Helper()
+	var r loraRow
+	var ok bool
+	h.run(func() { r, ok = findLoRARow(h.s, i) })
+	if !ok {
+		h.t.Fatalf("the LoRA list has no row %d of name, coverage, slider, field and remove", i)
 	}
 	return r
 }
@@ -111,8 +120,8 @@ func TestLoRAListAddSlideRemove(t *testing.T) {
 	h.drop(path)
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
 	wantCov := fmt.Sprintf("%d modules · rank 2", len(tinyTargets().Modules))
+	row := h.row(0)
 	h.run(func() {
-		row := findLoRARow(t, h.s, 0)
 		if row.labels[0].Text != "style.safetensors" || row.labels[1].Text != wantCov {
 			t.Errorf("the row says %q / %q, want style.safetensors / %q", row.labels[0].Text, row.labels[1].Text, wantCov)
 		}
@@ -126,7 +135,7 @@ func TestLoRAListAddSlideRemove(t *testing.T) {
 	var before int
 	h.run(func() {
 		before = h.s.edits
-		findLoRARow(t, h.s, 0).slider.SetValue(0.35) // as a drag moves it
+		row.slider.SetValue(0.35) // as a drag moves it
 	})
 	h.waitSettled()
 	h.run(func() {
@@ -137,10 +146,10 @@ func TestLoRAListAddSlideRemove(t *testing.T) {
 		if h.s.edits == before || h.shownLoRAs() != "style.safetensors:0.35" {
 			t.Errorf("the slider did not re-plan: %q", h.shownLoRAs())
 		}
-		if f := findLoRARow(t, h.s, 0).field.Text; f != "0.35" {
+		if f := row.field.Text; f != "0.35" {
 			t.Errorf("the strength field says %q", f)
 		}
-		test.Tap(findLoRARow(t, h.s, 0).remove)
+		test.Tap(row.remove)
 	})
 	h.waitSettled()
 	h.run(func() {
@@ -152,9 +161,14 @@ func TestLoRAListAddSlideRemove(t *testing.T) {
 			t.Errorf("Undo of Remove gives %+v", it)
 		}
 		h.s.Undo()
-		if it := h.s.ed.loras.items; len(it) != 1 || it[0].Strength != 1 || findLoRARow(t, h.s, 0).slider.Value != 1 {
+		if it := h.s.ed.loras.items; len(it) != 1 || it[0].Strength != 1 {
 			t.Errorf("Undo of the slider gives %+v", it)
 		}
+	})
+	if v := h.row(0).slider.Value; v != 1 {
+		t.Errorf("after Undo the slider is at %g", v)
+	}
+	h.run(func() {
 		h.s.Undo()
 		if it := h.s.ed.loras.items; len(it) != 0 {
 			t.Errorf("Undo of the drop gives %+v", it)
@@ -169,8 +183,8 @@ func TestLoRAStrengthField(t *testing.T) {
 	path := tinyLoRA(t, "style.safetensors", 0)
 	h.run(func() { h.s.AddLoRAs([]string{path}) })
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 })
+	row := h.row(0)
 	h.run(func() {
-		row := findLoRARow(t, h.s, 0)
 		row.field.SetText("3.5")
 		if r, err := h.s.Request(); err != nil || r.LoRAs[0].Strength != 3.5 || row.slider.Value != sliderStrength {
 			t.Errorf("strength 3.5 gives %+v (%v), slider at %g", r.LoRAs, err, row.slider.Value)
@@ -223,12 +237,12 @@ func TestLoRATurboPreset(t *testing.T) {
 		h.s.AddLoRAs([]string{path})
 	})
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
-	h.run(func() {
-		if !slices.Contains(h.s.ed.preset.Options, "Turbo") {
-			t.Fatalf("Turbo is not offered with %s: %v", filepath.Base(path), h.s.ed.preset.Options)
-		}
-		h.s.ed.preset.SetSelected("Turbo")
-	})
+	var offered []string
+	h.run(func() { offered = h.s.ed.preset.Options })
+	if !slices.Contains(offered, "Turbo") {
+		t.Fatalf("Turbo is not offered with %s: %v", filepath.Base(path), offered)
+	}
+	h.run(func() { h.s.ed.preset.SetSelected("Turbo") })
 	shown := func() (int, float64, float64) {
 		pr := h.s.shown.Request
 		return pr.Steps, pr.VideoShift, pr.AudioShift
@@ -245,11 +259,12 @@ func TestLoRATurboPreset(t *testing.T) {
 		h.s.ed.videoShift.SetText("5")
 	})
 	h.waitSettled()
+	row := h.row(0)
 	h.run(func() {
 		if st, v, a := shown(); st != 8 || v != 5 || a != 3 {
 			t.Errorf("edited, the Turbo preset plans %d steps at shifts %g/%g, want 8 at 5/3", st, v, a)
 		}
-		test.Tap(findLoRARow(t, h.s, 0).remove)
+		test.Tap(row.remove)
 		if h.s.ed.preset.Selected != "Default" || slices.Contains(h.s.ed.preset.Options, "Turbo") {
 			t.Errorf("without the LoRA the preset is %q of %v", h.s.ed.preset.Selected, h.s.ed.preset.Options)
 		}
@@ -276,7 +291,8 @@ func TestRestoreFillsLoRAs(t *testing.T) {
 	h.run(func() { h.s.Restore(req) })
 	wantCov := fmt.Sprintf("%d modules · rank 2", len(tinyTargets().Modules))
 	h.waitFor("the coverage line", 60*time.Second, func() bool {
-		return len(h.s.ed.loras.items) == 1 && findLoRARow(t, h.s, 0).labels[1].Text == wantCov
+		r, ok := findLoRARow(h.s, 0)
+		return ok && len(h.s.ed.loras.items) == 1 && r.labels[1].Text == wantCov
 	})
 	h.waitSettled()
 	h.run(func() {
