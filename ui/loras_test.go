@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"h3studio/app"
 	"h3studio/engine/arch"
 	"h3studio/engine/lora"
+	"h3studio/engine"
 	"h3studio/engine/weights/safetensors"
 )
 
@@ -304,4 +306,73 @@ func TestRestoreFillsLoRAs(t *testing.T) {
 			t.Errorf("restored preset %q, plan LoRAs %q", h.s.ed.preset.Selected, h.shownLoRAs())
 		}
 	})
+}
+
+// rendered waits for job i of the queue and returns the engine's stats of
+// it and the request the history recorded for it.
+func (h *harness) rendered(i int) (engine.Stats, app.Request) {
+	h.t.Helper()
+	var id, reason string
+	h.run(func() {
+		if jobs := h.s.queue.Jobs(); len(jobs) > i {
+			id = jobs[i].ID
+		}
+		reason = h.s.reason.Text
+	})
+	if id == "" {
+		h.t.Fatalf("no job %d was queued: %q", i, reason)
+	}
+	h.waitFor("job "+id+" to finish", 120*time.Second, func() bool { return h.status(id) == app.StatusDone })
+	e, err := h.s.cfg.History.Get(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var st engine.Stats
+	if err := json.Unmarshal(e.Stats, &st); err != nil {
+		h.t.Fatalf("job %s's stats: %v", id, err)
+	}
+	r, err := e.DecodeRequest()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st, r
+}
+
+// Render takes the listed LoRA and the Turbo preset to the engine and
+// records the adapter (file, digest, strength) with the job. A strength
+// changed on the slider afterwards is planned and rendered on the same
+// open engine: the render takes the prompt's conditioning from the
+// engine's cache, which a reopened engine would not have.
+func TestLoRARenderFromWindow(t *testing.T) {
+	h := newHarness(t)
+	h.small("Default")
+	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
+	raw, err := os.ReadFile(tinyLoRA(t, "x.safetensors", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.run(func() { h.s.AddLoRAs([]string{path}) })
+	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
+	h.run(func() { h.s.ed.preset.SetSelected("Turbo") })
+	h.waitSettled()
+	h.run(func() { test.Tap(h.s.renderBtn) })
+	st, req := h.rendered(0)
+	if st.Forwards != 6 || len(req.LoRAs) != 1 || req.LoRAs[0].Path != path || req.LoRAs[0].Strength != 1 || len(req.LoRAs[0].SHA256) != 64 {
+		t.Errorf("the render ran %d forwards and records LoRAs %+v, want 6 with the Turbo LoRA at 1 and its digest", st.Forwards, req.LoRAs)
+	}
+	row := h.row(0)
+	h.run(func() { row.slider.SetValue(0.5) })
+	h.waitSettled()
+	h.run(func() {
+		if h.shownLoRAs() != filepath.Base(path)+":0.5" {
+			t.Errorf("re-planned with LoRAs %q, want strength 0.5", h.shownLoRAs())
+		}
+		test.Tap(h.s.renderBtn)
+	})
+	if st, req := h.rendered(1); len(req.LoRAs) != 1 || req.LoRAs[0].Strength != 0.5 || !slices.Contains(st.Cached, "text") {
+		t.Errorf("the second render records LoRAs %+v and took %v from the engine's cache, want strength 0.5 and the text", req.LoRAs, st.Cached)
+	}
 }
