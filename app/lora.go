@@ -170,6 +170,16 @@ func (rd *Renderer) InspectLoRA(model, path string) (lora.Coverage, error) {
 	return cov, err
 }
 
+// LoRACoverage is InspectLoRA's coverage as LoRACoverageText says it,
+// for the window's LoRA list.
+func (rd *Renderer) LoRACoverage(model, path string) (string, error) {
+	cov, err := rd.InspectLoRA(model, path)
+	if err != nil {
+		return "", err
+	}
+	return LoRACoverageText(cov), nil
+}
+
 // LoRACoverageText is an adapter's coverage in one line, for its row in
 // the window: "259 modules · rank 64".
 func LoRACoverageText(c lora.Coverage) string {

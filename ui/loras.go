@@ -253,14 +253,14 @@ func (s *Studio) AddLoRAs(paths []string) {
 // inspectLoRA is the coverage line of the adapter at path on model, or
 // the misfit line and its error. It runs off the UI goroutine.
 func (s *Studio) inspectLoRA(model, path string) (coverageLine, error) {
-	if s.cfg.InspectLoRA == nil {
+	if s.cfg.LoRACoverage == nil {
 		return coverageLine{}, nil
 	}
-	cov, err := s.cfg.InspectLoRA(model, path)
+	line, err := s.cfg.LoRACoverage(model, path)
 	if err != nil {
 		return coverageLine{text: app.Advice(err), misfit: true}, err
 	}
-	return coverageLine{text: app.LoRACoverageText(cov)}, nil
+	return coverageLine{text: line}, nil
 }
 
 // checkLoRAs fills in the coverage lines of listed adapters that have

@@ -18,7 +18,6 @@ import (
 	"h3studio/app"
 	"h3studio/engine/arch"
 	"h3studio/engine/lora"
-	"h3studio/engine"
 	"h3studio/engine/weights/safetensors"
 )
 
@@ -308,9 +307,16 @@ func TestRestoreFillsLoRAs(t *testing.T) {
 	})
 }
 
+// renderStats is what these tests read of the engine's stats of a job, as
+// the history records them.
+type renderStats struct {
+	Forwards int      `json:"forwards"`
+	Cached   []string `json:"cached"`
+}
+
 // rendered waits for job i of the queue and returns the engine's stats of
 // it and the request the history recorded for it.
-func (h *harness) rendered(i int) (engine.Stats, app.Request) {
+func (h *harness) rendered(i int) (st renderStats, _ app.Request) {
 	h.t.Helper()
 	var id, reason string
 	h.run(func() {
@@ -327,7 +333,6 @@ func (h *harness) rendered(i int) (engine.Stats, app.Request) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var st engine.Stats
 	if err := json.Unmarshal(e.Stats, &st); err != nil {
 		h.t.Fatalf("job %s's stats: %v", id, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
-	"h3studio/engine/lora"
 	"h3studio/engine/plan"
 )
 
@@ -48,11 +47,11 @@ type Config struct {
 	// Memory reads the memory in use for the meter beside a render's
 	// progress (app.Renderer.MemoryNow); nil shows no meter.
 	Memory func() app.MemoryUse
-	// InspectLoRA checks an adapter file against the model's DiT before
-	// the LoRA list takes it (app.Renderer.InspectLoRA): its coverage, or
-	// the error that says why it does not fit. Nil lists adapters
-	// unchecked; their plan still refuses a misfit.
-	InspectLoRA func(model, path string) (lora.Coverage, error)
+	// LoRACoverage checks an adapter file against the model's DiT before
+	// the LoRA list takes it (app.Renderer.LoRACoverage): its coverage
+	// line, or the error that says why it does not fit. Nil lists
+	// adapters unchecked; their plan still refuses a misfit.
+	LoRACoverage func(model, path string) (string, error)
 	// RefImageSize and RefClipSize size the references of every request
 	// (app.Request's fields; empty: the official pipeline's sizing).
 	RefImageSize, RefClipSize string
