@@ -94,7 +94,7 @@ func isMovie(path string) bool {
 func (s *Studio) offerRestore(c renderedClip) {
 	name := filepath.Base(c.path)
 	msg := widget.NewLabel(fmt.Sprintf("%s was rendered by H3 Studio (seed %d, %dx%d).\n\n"+
-		"Restore its prompt, seed, preset, canvas, length and references into the editor? "+
+		"Restore its prompt, seed, preset, canvas, length, references and LoRAs into the editor? "+
 		"The request you are editing is replaced.\n\nOr use the clip as a reference video.",
 		name, c.req.Seed, c.req.Width, c.req.Height))
 	msg.Wrapping = fyne.TextWrapWord
