@@ -48,9 +48,19 @@ func TestQueueAndHistoryRowsTellJobsApart(t *testing.T) {
 	h.run(func() { h.s.ed.seed.SetText("12") })
 	h.waitSettled()
 	h.run(func() { test.Tap(h.s.renderBtn) })
-	h.waitFor("both renders", 120*time.Second, func() bool {
+	// The rows follow the queue's events on the UI goroutine, a moment
+	// after the jobs' status changes: wait for what the user sees.
+	h.waitFor("both renders shown done", 120*time.Second, func() bool {
 		jobs := h.s.queue.Jobs()
-		return len(jobs) == 2 && jobs[0].Status == app.StatusDone && jobs[1].Status == app.StatusDone
+		if len(jobs) != 2 || jobs[0].Status != app.StatusDone || jobs[1].Status != app.StatusDone || len(h.s.queueBox.Objects) < 2 {
+			return false
+		}
+		for _, row := range h.s.queueBox.Objects[:2] {
+			if !strings.Contains(strings.Join(labels(row), " "), "done in ") {
+				return false
+			}
+		}
+		return true
 	})
 	h.run(func() {
 		for i, seed := range []string{"seed 11", "seed 12"} {

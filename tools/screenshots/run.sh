@@ -20,4 +20,8 @@ sleep 1
 asound=$(mktemp)
 printf 'pcm.!default { type null }\n' >"$asound"
 trap 'kill $xvfb 2>/dev/null || true; rm -f "$asound"' EXIT
-DISPLAY=$display LANG=en_US.UTF-8 ALSA_CONFIG_PATH=$asound "$bin" -out docs/screenshots
+# A fresh settings folder: the window reopens with the last request it
+# saved, which would put an earlier run's references in the empty shot.
+config=$(mktemp -d)
+trap 'kill $xvfb 2>/dev/null || true; rm -rf "$asound" "$config"' EXIT
+DISPLAY=$display LANG=en_US.UTF-8 ALSA_CONFIG_PATH=$asound XDG_CONFIG_HOME=$config "$bin" -out docs/screenshots
