@@ -20,7 +20,7 @@ import (
 
 // calibrationVersion changes when the work units or the calibration
 // requests change, so old measurements are not fitted to new units.
-const calibrationVersion = 2
+const calibrationVersion = 3
 
 // Calibration is what a short run of the tiny model measured on this
 // machine: per phase, the planned work and the wall time. It is stored in

@@ -222,3 +222,19 @@ func (c *VideoVAE) DecoderParams() int64 {
 	out := int64(s.OutChannels * c.TemporalRatio() * c.SpatialRatio() * c.SpatialRatio())
 	return post + embed + int64(s.ViT.Layers)*block + 2*dim + out*dim + out
 }
+
+// TileCount is how many tiles of tile pixels, overlapping by at least
+// minOverlap, the video VAE splits an axis of n pixels into (1 when the
+// tile covers it): the fewest whose span reaches n. The encoder and the
+// decoder tile by it, and the planner prices their work by it (tiles x
+// tile area: at 320 px wide a 256-px tile encodes 1.6x the pixels).
+func TileCount(n, tile, minOverlap int) int {
+	if tile >= n {
+		return 1
+	}
+	count := (n + tile - 1) / tile
+	for tile*count-minOverlap*(count-1) < n {
+		count++
+	}
+	return count
+}

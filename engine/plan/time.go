@@ -3,6 +3,7 @@ package plan
 import (
 	"math"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/layout"
 )
 
@@ -272,11 +273,12 @@ func megapixelFrames(c layout.Canvas, n int) float64 {
 	return float64(c.Width) * float64(c.Height) * float64(max(n, 1)) / 1e6
 }
 
-// referenceWork is the pixels the references phase decodes and encodes:
-// every anchor and every visual reference not cached (skip[i]), pictures
-// apart from clips (a clip counts the whole encoder chunks it fills).
-func referenceWork(l *layout.Layout, anchors int, skip []bool, chunk int) (pictures, clips float64) {
-	pictures = float64(anchors) * megapixelFrames(l.Canvas, 1)
+// referenceWork is the pixels the references phase encodes: every anchor
+// and every visual reference not cached (skip[i]), pictures apart from
+// clips, each as the video VAE's tiles cover it (whole tiles, overlaps
+// counted twice) and a clip over the whole encoder chunks it fills.
+func referenceWork(l *layout.Layout, d Dims, anchors int, skip []bool) (pictures, clips float64) {
+	pictures = float64(anchors) * d.encodedMpx(l.Canvas, 1)
 	for i, r := range l.Refs {
 		if i < len(skip) && skip[i] || r.Canvas.Width == 0 {
 			continue
@@ -286,15 +288,27 @@ func referenceWork(l *layout.Layout, anchors int, skip []bool, chunk int) (pictu
 			n = r.Frames
 		}
 		if n <= 1 {
-			pictures += megapixelFrames(r.Canvas, 1)
+			pictures += d.encodedMpx(r.Canvas, 1)
 			continue
 		}
-		if chunk > 0 {
-			n = (n + chunk - 1) / chunk * chunk
+		if c := d.VAEClipLength; c > 0 {
+			n = (n + c - 1) / c * c
 		}
-		clips += megapixelFrames(r.Canvas, n)
+		clips += d.encodedMpx(r.Canvas, n)
 	}
 	return pictures, clips
+}
+
+// encodedMpx is the megapixel-frames the video VAE encoder runs for n
+// frames of canvas c: its tiles' area, not the canvas's.
+func (d Dims) encodedMpx(c layout.Canvas, n int) float64 {
+	axis := func(px int) int {
+		if d.VAETile <= 0 || px <= d.VAETile {
+			return px
+		}
+		return arch.TileCount(px, d.VAETile, d.VAETileOverlap) * d.VAETile
+	}
+	return float64(axis(c.Width)) * float64(axis(c.Height)) * float64(max(n, 1)) / 1e6
 }
 
 // referenceSeconds prices the references phase: pictures at the phase's
@@ -341,7 +355,7 @@ func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) 
 	} else {
 		load += float64(int64(in.layers)*m.DiTBlockBytes()) / ssd
 	}
-	pics, clips := referenceWork(l, in.anchors, in.cachedRefs, d.VAEClipLength)
+	pics, clips := referenceWork(l, d, in.anchors, in.cachedRefs)
 	qwen := qwenFLOPs(d, l)
 	textWork, textPeak := qwen.effectiveTFLOP(), math.Max(mc.seconds(qwen), float64(m.QwenUsedBytes())/ssd)
 	if in.cachedText {

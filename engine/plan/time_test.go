@@ -130,9 +130,15 @@ func TestMuxMemoryMeasured(t *testing.T) {
 func TestReferenceClipsPricedApart(t *testing.T) {
 	c := layout.Canvas{Width: 1000, Height: 1000}
 	l := &layout.Layout{Refs: []layout.RefLayout{{Canvas: c, Frames: 1}, {Canvas: c, Frames: 72, VAEFrames: 56}}}
-	pics, clips := referenceWork(l, 0, nil, 17)
+	pics, clips := referenceWork(l, Dims{VAEClipLength: 17}, 0, nil)
 	if pics != 1 || clips != 68 {
 		t.Fatalf("work: pictures %g, clips %g Mpx-frames; want 1 and 68 (56 frames in four 17-frame chunks)", pics, clips)
+	}
+	// The release's 256-px tiles with 64 px of overlap: 320x256 is two
+	// tiles wide, 256x512 px encoded per frame (1.6x the canvas).
+	d := Dims{VAETile: 256, VAETileOverlap: 64}
+	if got, want := d.encodedMpx(layout.Canvas{Width: 320, Height: 256}, 1), 512*256/1e6; math.Abs(got-want) > 1e-12 {
+		t.Errorf("320x256 encodes %g Mpx, want %g", got, want)
 	}
 	refs, clip := Rate{FixedSeconds: 0.5, PerSecond: 2}, Rate{PerSecond: 4}
 	if got, want := referenceSeconds(pics, clips, refs, clip), 0.5+0.5+17.0; math.Abs(got-want) > 1e-9 {

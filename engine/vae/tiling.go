@@ -4,6 +4,8 @@ package vae
 // ref: ComfyUI comfy/ldm/minimax/vae.py split_tiles, blend,
 // _decode_temporal_chunks, _decode_temporal_frame_plan, decode_temporal.
 
+import "h3studio/engine/arch"
+
 // tilePlan covers one axis of length n with tiles of size ts whose overlaps
 // are at least minOverlap, in steps of unit: starts[i] is where tile i
 // begins, overlaps[i] how much tile i+1 overlaps it. A single tile spans
@@ -16,22 +18,12 @@ func splitTiles(n, ts, minOverlap, unit int) tilePlan {
 	if ts >= n {
 		return tilePlan{starts: []int{0}, sizes: []int{n}}
 	}
-	count := (n + ts - 1) / ts
-	var overlaps []int
-	var remaining int
-	for {
-		overlaps = make([]int, count-1)
-		sum := 0
-		for i := range overlaps {
-			overlaps[i] = minOverlap
-			sum += minOverlap
-		}
-		remaining = ts*count - sum - n
-		if remaining >= 0 {
-			break
-		}
-		count++
+	count := arch.TileCount(n, ts, minOverlap)
+	overlaps := make([]int, count-1)
+	for i := range overlaps {
+		overlaps[i] = minOverlap
 	}
+	remaining := ts*count - minOverlap*(count-1) - n
 	for i := range remaining / unit {
 		overlaps[i%(count-1)] += unit
 	}
