@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
 )
 
 func init() {
 	register(Command{
 		Name:    "bench",
-		Summary: "measure this machine's matmul, attention and release-size DiT throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
+		Summary: "measure this machine's matmul, attention and release-size DiT, Qwen and video VAE throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
 		Run:     runBench,
 	})
 }
@@ -49,6 +52,14 @@ type benchResult struct {
 	LoRARank    int     `json:"lora_rank,omitempty"`
 	LoRASeconds float64 `json:"lora_seconds,omitempty"`
 	LoRARatio   float64 `json:"lora_ratio,omitempty"`
+	// The video VAE decode (--vae): the tile the planner's options gave
+	// the decoder (Residency and the per-call DecodeBudgetBytes it derives
+	// them from), the decoder graphs run and the frames decoded.
+	TilePx            int    `json:"tile_px,omitempty"`
+	DecodeCalls       int    `json:"decode_calls,omitempty"`
+	Frames            int    `json:"frames,omitempty"`
+	Residency         string `json:"residency,omitempty"`
+	DecodeBudgetBytes int64  `json:"decode_budget_bytes,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
@@ -70,6 +81,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
 	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
 	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
+	vaeGeoms := fs.String("vae", "", "also time the video VAE decode (seeded synthetic weights, the planner's tiling) at these geometries, e.g. 1344x768x124")
+	vaeType := fs.String("vae-weights", "f32", "weight type of the --vae decoder's matrices: f32 (the official checkpoint) or f16 (ComfyUI's)")
+	vaeConfig := fs.String("vae-config", "release", "the --vae decoder: release or tiny (the embedded tiny model's)")
+	vaeMemGB := fs.Float64("vae-memory-gb", 0, "the memory budget the --vae geometries are planned under (0: this machine's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +106,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *trace {
 			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+	}
+	var vb *vaeBench
+	if *vaeGeoms != "" {
+		if vb, err = parseVAEBench(*vaeGeoms, *vaeType, *vaeConfig, *vaeMemGB); err != nil {
+			return err
 		}
 	}
 	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {
@@ -125,9 +146,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if qb != nil {
-		return qb.run(ctx, b, emit)
+		if err := qb.run(ctx, b, emit); err != nil {
+			return err
+		}
+	}
+	if vb != nil {
+		return vb.run(ctx, b, emit)
 	}
 	return nil
+}
+
+// parseGeometries reads a flag's WIDTHxHEIGHTxFRAMES list
+// ("512x512x22,864x480x56").
+func parseGeometries(flag, geoms string) ([]layout.Spec, error) {
+	var out []layout.Spec
+	for _, g := range strings.Split(geoms, ",") {
+		f := strings.Split(strings.TrimSpace(g), "x")
+		if len(f) != 3 {
+			return nil, &UsageError{Msg: fmt.Sprintf("%s: %q is not WIDTHxHEIGHTxFRAMES", flag, g)}
+		}
+		var v [3]int
+		for i, s := range f {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return nil, &UsageError{Msg: fmt.Sprintf("%s: %q is not WIDTHxHEIGHTxFRAMES", flag, g)}
+			}
+			v[i] = n
+		}
+		out = append(out, layout.Spec{Canvas: layout.Canvas{Width: v[0], Height: v[1]}, Frames: v[2]})
+	}
+	return out, nil
 }
 
 // kernels times n^3 matmuls in the three weight types and attention over
@@ -162,11 +210,17 @@ func printBench(w io.Writer, r benchResult) error {
 	if r.Rows > 0 {
 		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, GBText(r.WeightBytes))
 	}
+	if r.DecodeCalls > 0 {
+		line += fmt.Sprintf("  %d frames in %d calls, weights %s", r.Frames, r.DecodeCalls, GBText(r.WeightBytes))
+	}
 	if r.ComputeBytes > 0 {
 		line += fmt.Sprintf(", compute %s", GBText(r.ComputeBytes))
 	}
 	if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
 		line += fmt.Sprintf(", device in use %s", GBText(r.DeviceUsedBytes))
+	}
+	if r.PlannedWorkBytes > 0 {
+		line += fmt.Sprintf(", planned %s", GBText(r.PlannedWorkBytes))
 	}
 	if r.LoRARank > 0 {
 		line += fmt.Sprintf("; with a rank-%d LoRA %.3f s (%.3fx)", r.LoRARank, r.LoRASeconds, r.LoRARatio)
