@@ -159,6 +159,7 @@ func (vb *vaeBench) decode(ctx context.Context, b *ggml.Backend, cfg *vae.VideoC
 		GFLOPS: db.Flops(t, h, w) / d.Seconds() / 1e9, Seconds: d.Seconds(), DType: vb.dt.String(),
 		WeightBytes: int64(db.Bytes()), DeviceUsedBytes: int64(high), HostPeakBytes: ms.PeakRSS, Splits: b.Splits(),
 		TilePx: db.Tile(), DecodeCalls: db.Calls(), Frames: db.Frames(t), DecodeBudgetBytes: db.Options().MemoryBudget,
+		GraphSeconds: db.GraphTime().Seconds(),
 	}
 	if high > base {
 		r.ComputeBytes = int64(high - base)

@@ -54,12 +54,14 @@ type benchResult struct {
 	LoRARatio   float64 `json:"lora_ratio,omitempty"`
 	// The video VAE decode (--vae): the tile the planner's options gave
 	// the decoder (Residency and the per-call DecodeBudgetBytes it derives
-	// them from), the decoder graphs run and the frames decoded.
-	TilePx            int    `json:"tile_px,omitempty"`
-	DecodeCalls       int    `json:"decode_calls,omitempty"`
-	Frames            int    `json:"frames,omitempty"`
-	Residency         string `json:"residency,omitempty"`
-	DecodeBudgetBytes int64  `json:"decode_budget_bytes,omitempty"`
+	// them from), the decoder graphs run, their share of Seconds (compute
+	// and read-back; the rest is host work) and the frames decoded.
+	TilePx            int     `json:"tile_px,omitempty"`
+	DecodeCalls       int     `json:"decode_calls,omitempty"`
+	GraphSeconds      float64 `json:"graph_seconds,omitempty"`
+	Frames            int     `json:"frames,omitempty"`
+	Residency         string  `json:"residency,omitempty"`
+	DecodeBudgetBytes int64   `json:"decode_budget_bytes,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
@@ -211,7 +213,7 @@ func printBench(w io.Writer, r benchResult) error {
 		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, GBText(r.WeightBytes))
 	}
 	if r.DecodeCalls > 0 {
-		line += fmt.Sprintf("  %d frames in %d calls, weights %s", r.Frames, r.DecodeCalls, GBText(r.WeightBytes))
+		line += fmt.Sprintf("  %d frames in %d calls (graphs %.3f s), weights %s", r.Frames, r.DecodeCalls, r.GraphSeconds, GBText(r.WeightBytes))
 	}
 	if r.ComputeBytes > 0 {
 		line += fmt.Sprintf(", compute %s", GBText(r.ComputeBytes))

@@ -98,6 +98,9 @@ func (db *DecodeBench) Options() DecodeOptions { return db.d.opt }
 // Calls is how many decoder graphs the last Run ran (chunks x tiles).
 func (db *DecodeBench) Calls() int { return db.d.Calls }
 
+// GraphTime is the last Run's time in those graphs (compute and read-back).
+func (db *DecodeBench) GraphTime() time.Duration { return db.d.GraphTime }
+
 // Frames is how many frames a latent of t steps decodes to.
 func (db *DecodeBench) Frames(t int) int { return db.d.Frames(t) }
 
@@ -113,7 +116,7 @@ func (db *DecodeBench) Run(ctx context.Context, t, h, w int) (time.Duration, err
 	for i := range z.Data {
 		z.Data[i] = float32(r.NormFloat64())
 	}
-	db.d.Calls = 0
+	db.d.Calls, db.d.GraphTime = 0, 0
 	start := time.Now()
 	err := db.d.Decode(ctx, z, func(int, []float32) error { return nil })
 	return time.Since(start), err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/tap"
@@ -17,8 +18,11 @@ type VideoDecoder struct {
 	ws  *weights.Module
 	net *videoDecoder
 	opt DecodeOptions
-	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
-	Calls int
+	// Calls counts decoder graph runs (temporal chunks x spatial tiles);
+	// GraphTime is their compute and read-back time, the rest of a decode
+	// being host work (un-patchify, blending, frame conversion).
+	Calls     int
+	GraphTime time.Duration
 	// Tap, when set, receives the intermediates named in the parity
 	// fixtures (tap.* of tools/fixtures/vae) from every graph.
 	Tap     tap.Func
@@ -309,12 +313,15 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	if d.inspect != nil {
 		d.inspect(g)
 	}
+	t0 := time.Now()
 	if err := g.Compute(); err != nil {
 		return vol{}, fmt.Errorf("vae: decode: %w", err)
 	}
+	rows := out.F32()
+	d.GraphTime += time.Since(t0)
 	d.Calls++
 	tp.Deliver()
-	return d.net.unpatchify(out.F32(), z.t, z.h, z.w), nil
+	return d.net.unpatchify(rows, z.t, z.h, z.w), nil
 }
 
 // unpatchify maps rows [(c, dt, dy, dx)] of each voxel (t, h, w) to pixels.
