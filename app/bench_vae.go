@@ -98,7 +98,7 @@ func (vb *vaeBench) plan(m plan.Model, s layout.Spec) (*plan.Plan, error) {
 }
 
 // run decodes every geometry once after a one-call warm-up (cuBLAS and
-// the allocator initialised outside the timing), with a decoder placed
+// the allocator initialised outside the timing, at a full call's size), with a decoder placed
 // per geometry: its plan decides the options (engine.VideoDecodeOptions,
 // as Generate decodes).
 func (vb *vaeBench) run(ctx context.Context, b *ggml.Backend, emit func(benchResult) error) error {
@@ -145,7 +145,7 @@ func (vb *vaeBench) decode(ctx context.Context, b *ggml.Backend, cfg *vae.VideoC
 	free0, total := b.DeviceMemory()
 	base := total - free0
 	t, h, w := l.LatentFrames, l.Canvas.LatentH(), l.Canvas.LatentW()
-	if _, err := db.Run(ctx, 1, min(h, db.Tile()/cfg.SpatialRatio()), min(w, db.Tile()/cfg.SpatialRatio())); err != nil {
+	if err := db.Warm(ctx); err != nil {
 		return benchResult{}, err
 	}
 	stop := watchDevice(b)
