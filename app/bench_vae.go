@@ -148,6 +148,10 @@ func (vb *vaeBench) decode(ctx context.Context, b *ggml.Backend, cfg *vae.VideoC
 	if err := db.Warm(ctx); err != nil {
 		return benchResult{}, err
 	}
+	call, err := db.CallMemory()
+	if err != nil {
+		return benchResult{}, err
+	}
 	stop := watchDevice(b)
 	d, err := db.Run(ctx, t, h, w)
 	high := stop()
@@ -159,7 +163,7 @@ func (vb *vaeBench) decode(ctx context.Context, b *ggml.Backend, cfg *vae.VideoC
 		GFLOPS: db.Flops(t, h, w) / d.Seconds() / 1e9, Seconds: d.Seconds(), DType: vb.dt.String(),
 		WeightBytes: int64(db.Bytes()), DeviceUsedBytes: int64(high), HostPeakBytes: ms.PeakRSS, Splits: b.Splits(),
 		TilePx: db.Tile(), DecodeCalls: db.Calls(), Frames: db.Frames(t), DecodeBudgetBytes: db.Options().MemoryBudget,
-		GraphSeconds: db.GraphTime().Seconds(),
+		GraphSeconds: db.GraphTime().Seconds(), CallBufferBytes: int64(call.Device),
 	}
 	if high > base {
 		r.ComputeBytes = int64(high - base)

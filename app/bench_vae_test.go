@@ -30,7 +30,7 @@ func TestBenchVAE(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(r.Name, "vae decode 320x256x22") || r.Backend != "CPU" || r.DType != "f32" || r.Seconds <= 0 || r.GFLOPS <= 0 ||
-		r.GraphSeconds <= 0 || r.GraphSeconds > r.Seconds {
+		r.GraphSeconds <= 0 || r.GraphSeconds > r.Seconds || r.CallBufferBytes <= 0 {
 		t.Fatalf("last line %+v, want the VAE decode on the CPU with f32 weights", r)
 	}
 	m, err := plan.LookupModel("tiny")

@@ -56,7 +56,10 @@ type benchResult struct {
 	// the decoder (Residency and the per-call DecodeBudgetBytes it derives
 	// them from), the decoder graphs run, their share of Seconds (compute
 	// and read-back; the rest is host work) and the frames decoded.
+	// CallBufferBytes is the compute buffers ggml reserves for one decoder
+	// call (the planner's VideoDecodeBytes predicts it).
 	TilePx            int     `json:"tile_px,omitempty"`
+	CallBufferBytes   int64   `json:"call_buffer_bytes,omitempty"`
 	DecodeCalls       int     `json:"decode_calls,omitempty"`
 	GraphSeconds      float64 `json:"graph_seconds,omitempty"`
 	Frames            int     `json:"frames,omitempty"`

@@ -16,7 +16,8 @@ import (
 // temporal chunks, spatial tiles of DecodeTile's size blended in pixel
 // space, every frame de-normalised on the host) over seeded synthetic
 // weights generated on the device (ggml.WeightSet.FillSeeded): the
-// release decoder at 1344x768x124 without its 5 GB checkpoint.
+// release decoder (2.4 B parameters, 9.7 GB in f32) at 1344x768x124
+// without its checkpoint.
 type DecodeBench struct {
 	d  *VideoDecoder
 	ws *ggml.WeightSet
@@ -111,6 +112,17 @@ func (db *DecodeBench) Warm(ctx context.Context) error {
 	cells := db.Tile() / db.d.cfg.SpatialRatio()
 	_, err := db.Run(ctx, p.chunkTokens+p.overlapTokens, cells, cells)
 	return err
+}
+
+// CallMemory is the compute buffers ggml's scheduler reserves for one
+// decoder call of a full chunk on one tile (weights not included), what
+// the planner's VideoDecodeBytes predicts; nothing is computed.
+func (db *DecodeBench) CallMemory() (ggml.Memory, error) {
+	p := newTemporalPlan(2, db.d.cfg)
+	cells := db.Tile() / db.d.cfg.SpatialRatio()
+	g, _, _ := db.d.tileGraph(newVol(db.d.cfg.LatentChannels, p.chunkTokens+p.overlapTokens, cells, cells))
+	defer g.Free()
+	return g.Measure()
 }
 
 // Run decodes a seeded unit-normal latent of t x h x w cells through

@@ -290,26 +290,8 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	if err := ctx.Err(); err != nil {
 		return vol{}, err
 	}
-	n := z.t * z.h * z.w
-	tokens := make([]float32, z.c*n)
-	for c := range z.c {
-		for i := range n {
-			tokens[i*z.c+c] = z.d[c*n+i]
-		}
-	}
-	g := d.b.NewGraph(0)
+	g, out, tp := d.tileGraph(z)
 	defer g.Free()
-	in := g.Input("latent", ggml.F32, z.c, n)
-	in.SetF32(tokens)
-	s := n + decoderSuffix
-	cosT := g.Input("rope.cos", ggml.F32, d.net.pairs, 1, s)
-	sinT := g.Input("rope.sin", ggml.F32, d.net.pairs, 1, s)
-	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
-	cosT.SetF32(cos)
-	sinT.SetF32(sin)
-	tp := tap.On(g, d.Tap)
-	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, tp)
-	g.Output(out)
 	if d.inspect != nil {
 		d.inspect(g)
 	}
@@ -322,6 +304,31 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	d.Calls++
 	tp.Deliver()
 	return d.net.unpatchify(rows, z.t, z.h, z.w), nil
+}
+
+// tileGraph builds one decoder call on de-normalised latents [C][T][h][w]
+// with its inputs set: the graph, its output patches and its taps.
+func (d *VideoDecoder) tileGraph(z vol) (*ggml.Graph, *ggml.Tensor, *tap.Graph) {
+	n := z.t * z.h * z.w
+	tokens := make([]float32, z.c*n)
+	for c := range z.c {
+		for i := range n {
+			tokens[i*z.c+c] = z.d[c*n+i]
+		}
+	}
+	g := d.b.NewGraph(0)
+	in := g.Input("latent", ggml.F32, z.c, n)
+	in.SetF32(tokens)
+	s := n + decoderSuffix
+	cosT := g.Input("rope.cos", ggml.F32, d.net.pairs, 1, s)
+	sinT := g.Input("rope.sin", ggml.F32, d.net.pairs, 1, s)
+	cos, sin := d.net.ropeTables(z.t, z.h, z.w)
+	cosT.SetF32(cos)
+	sinT.SetF32(sin)
+	tp := tap.On(g, d.Tap)
+	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, tp)
+	g.Output(out)
+	return g, out, tp
 }
 
 // unpatchify maps rows [(c, dt, dy, dx)] of each voxel (t, h, w) to pixels.

@@ -173,10 +173,12 @@ def vae_table(out):
           "the planner's tile, blended on the host), PyTorch through ComfyUI's MiniMaxH3VideoVAE.decode (its own "
           "tiled_decode, the same tile). ggml graphs = the decoder graphs' compute and read-back; the rest of ggml's "
           "time is host work. Work = the device's high-water mark during the decode minus what it held "
-          "with the weights placed; planned = the planner's VideoDecodeBytes for the canvas.\n")
+          "with the weights placed; call buffers = the compute buffers ggml's scheduler reserves for one decoder call; "
+          "planned = the planner's VideoDecodeBytes for the canvas (planned/measured against the work).\n")
     print("| geometry | weights | tile px | calls (ggml / PyTorch) | ggml s | ggml graphs s | ggml TFLOP/s | PyTorch s | "
-          "ratio | ggml work GB | planned GB | planned/measured | ggml weights GB | PyTorch peak GB (weights) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "ratio | ggml work GB | ggml call buffers GB | planned GB | planned/measured | ggml weights GB | "
+          "PyTorch peak GB (weights) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in g:
         geom = r["name"].split()[2].rstrip(",")
         p = ref.get(geom)
@@ -188,7 +190,8 @@ def vae_table(out):
         pm = f"{planned / work:.2f}" if work else "-"
         print(f"| {geom} | {r['dtype']} | {r['tile_px']} | {calls} | {r['seconds']:.2f} | {r.get('graph_seconds', 0):.2f} | "
               f"{r['gflops'] / 1000:.0f} | "
-              f"{ps} | {ratio} | {gb2(work)} | {gb2(planned)} | {pm} | {gb2(r.get('weight_bytes'))} | {peak} |")
+              f"{ps} | {ratio} | {gb2(work)} | {gb2(r.get('call_buffer_bytes'))} | {gb2(planned)} | {pm} | "
+              f"{gb2(r.get('weight_bytes'))} | {peak} |")
 
 
 def main():
