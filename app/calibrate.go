@@ -15,11 +15,12 @@ import (
 
 	"h3studio/engine"
 	"h3studio/engine/plan"
+	"h3studio/media"
 )
 
 // calibrationVersion changes when the work units or the calibration
 // requests change, so old measurements are not fitted to new units.
-const calibrationVersion = 1
+const calibrationVersion = 2
 
 // Calibration is what a short run of the tiny model measured on this
 // machine: per phase, the planned work and the wall time. It is stored in
@@ -68,20 +69,47 @@ func calibrationRequests(dir string) ([]Request, error) {
 		}
 		pics = append(pics, p)
 	}
-	base := Request{Prompt: "a red fox runs through fresh snow at dawn", Seed: 1, RefImageSize: "match"}
+	clip := filepath.Join(dir, "clip.mp4")
+	if err := writeTestClip(clip, 64, calibrationClipFrames); err != nil {
+		return nil, err
+	}
+	base := Request{Prompt: "a red fox runs through fresh snow at dawn", Seed: 1, RefImageSize: "match", RefClipSize: "source"}
 	a, b := base, base
 	a.Width, a.Height, a.Frames, a.Steps = 64, 64, 22, 1
 	a.References = []Reference{{Kind: RefImage, Path: pics[0]}}
 	a.Output = filepath.Join(dir, "a.mp4")
 	b.Width, b.Height, b.Frames, b.Steps = 128, 128, 39, 3
 	b.Prompt += ", the camera follows low"
-	b.References = []Reference{{Kind: RefImage, Path: pics[0]}, {Kind: RefImage, Path: pics[1]}}
+	// b's clip measures the clip rate (one encoder chunk at 64x64), its
+	// pictures the rest of the references phase.
+	b.References = []Reference{{Kind: RefImage, Path: pics[0]}, {Kind: RefImage, Path: pics[1]}, {Kind: RefVideo, Path: clip}}
 	b.Output = filepath.Join(dir, "b.mp4")
 	// The warm-up shares no input with the measured renders, so neither
 	// finds its text or pictures in the engine's cache.
 	w := a
 	w.Prompt, w.References, w.Output = "warm-up", []Reference{{Kind: RefImage, Path: pics[2]}}, filepath.Join(dir, "w.mp4")
 	return []Request{w, a, b}, nil
+}
+
+// calibrationClipFrames is the calibration clip's length: one 17-frame
+// chunk of the video VAE encoder.
+const calibrationClipFrames = 17
+
+// writeTestClip writes a silent side x side clip of n moving-gradient
+// frames at 24 fps.
+func writeTestClip(path string, side, n int) error {
+	frames := make([]media.Frame, n)
+	for i := range frames {
+		f := media.NewFrame(side, side)
+		for y := range side {
+			for x := range side {
+				o := 3 * (y*side + x)
+				f.Pix[o], f.Pix[o+1], f.Pix[o+2] = uint8((x+4*i)*255/side), uint8(y*255/side), 128
+			}
+		}
+		frames[i] = f
+	}
+	return media.EncodeMP4(context.Background(), path, media.EncodeOptions{Width: side, Height: side}, frames)
 }
 
 // writeTestPicture writes a side x side gradient PNG.
@@ -134,7 +162,7 @@ func (rd *Renderer) Calibrate(ctx context.Context, machine string) (*Calibration
 		if i == 0 {
 			continue
 		}
-		for ph, s := range phaseSamples(job.Plan.Time, phaseMillis(job.Stats.Phases)) {
+		for ph, s := range phaseSamples(job.Plan.Time, phaseMillis(*job.Stats)) {
 			c.Samples[ph] = append(c.Samples[ph], s)
 		}
 	}
@@ -168,12 +196,27 @@ func (rd *Renderer) CalibrateOnce(ctx context.Context, machine string) error {
 }
 
 // phaseSamples pairs a plan's per-phase work with measured milliseconds.
+// A references phase with clips gives two samples, the clips' encode
+// (ms[plan.TimeReferenceClips]) and the rest; without the clips' own time
+// (an entry from before it was recorded) it gives none rather than one
+// that mixes two rates.
 func phaseSamples(t plan.Estimate, ms map[string]int64) map[string]plan.Sample {
 	out := map[string]plan.Sample{}
 	for _, pc := range t.Phases {
-		if v, ok := ms[pc.Phase]; ok {
-			out[pc.Phase] = plan.Sample{Work: pc.Work, Seconds: float64(v) / 1000}
+		v, ok := ms[pc.Phase]
+		if !ok {
+			continue
 		}
+		if pc.Phase == plan.TimeReferences && pc.ClipWork > 0 {
+			c, ok := ms[plan.TimeReferenceClips]
+			if !ok {
+				continue
+			}
+			out[plan.TimeReferenceClips] = plan.Sample{Work: pc.ClipWork, Seconds: float64(c) / 1000}
+			out[pc.Phase] = plan.Sample{Work: pc.Work - pc.ClipWork, Seconds: float64(max(v-c, 0)) / 1000}
+			continue
+		}
+		out[pc.Phase] = plan.Sample{Work: pc.Work, Seconds: float64(v) / 1000}
 	}
 	return out
 }
@@ -216,7 +259,7 @@ func FitRates(c *Calibration, hist map[string][]plan.Sample) *plan.Rates {
 		return nil
 	}
 	r := &plan.Rates{Source: plan.SourceCalibration, Phases: map[string]plan.Rate{}}
-	for _, ph := range plan.TimePhases {
+	for _, ph := range plan.RatedPhases {
 		if s := hist[ph]; len(s) > 0 {
 			r.Phases[ph] = plan.FitRate(s)
 			r.Source = plan.SourceHistory
@@ -227,11 +270,17 @@ func FitRates(c *Calibration, hist map[string][]plan.Sample) *plan.Rates {
 	return r
 }
 
-// phaseMillis is a run's phase times as the history records them.
-func phaseMillis(ts []engine.PhaseTime) map[string]int64 {
+// phaseMillis is a run's phase times as the history records them, with
+// the parts the planner prices on their own (the reference clips).
+func phaseMillis(st engine.Stats) map[string]int64 {
 	out := map[string]int64{}
-	for _, t := range ts {
+	for _, t := range st.Phases {
 		out[string(t.Phase)] = t.Elapsed.Milliseconds()
+	}
+	for _, t := range st.Parts {
+		if string(t.Phase) == plan.TimeReferenceClips {
+			out[plan.TimeReferenceClips] = t.Elapsed.Milliseconds()
+		}
 	}
 	return out
 }

@@ -115,3 +115,18 @@ func TestProgressETAInEveryPhase(t *testing.T) {
 		t.Errorf("references reported %d steps starting %q; want %d starting with a read", len(refs), refs[0].Message, 2*len(r.References))
 	}
 }
+
+// A references phase with clips gives the clip rate its own sample (the
+// engine's timed clip encodes) and the rest to the pictures; an entry
+// without the clips' time gives no references sample at all.
+func TestPhaseSamplesSplitClips(t *testing.T) {
+	est := plan.Estimate{Phases: []plan.PhaseCost{{Phase: plan.TimeReferences, Work: 5, ClipWork: 4}, {Phase: plan.TimeMux, Work: 1}}}
+	got := phaseSamples(est, map[string]int64{plan.TimeReferences: 3000, plan.TimeReferenceClips: 2500, plan.TimeMux: 100})
+	if got[plan.TimeReferenceClips] != (plan.Sample{Work: 4, Seconds: 2.5}) || got[plan.TimeReferences] != (plan.Sample{Work: 1, Seconds: 0.5}) {
+		t.Errorf("split samples %+v", got)
+	}
+	old := phaseSamples(est, map[string]int64{plan.TimeReferences: 3000, plan.TimeMux: 100})
+	if _, ok := old[plan.TimeReferences]; ok || old[plan.TimeMux].Seconds != 0.1 {
+		t.Errorf("an entry without the clips' time: %+v", old)
+	}
+}

@@ -90,7 +90,7 @@ func recordFinished(t *testing.T, h *History, id string, r Request, job *Job) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := Entry{ID: id, Status: StatusDone, Created: time.Now(), Request: rj, Plan: pj, Phases: phaseMillis(job.Stats.Phases)}
+	e := Entry{ID: id, Status: StatusDone, Created: time.Now(), Request: rj, Plan: pj, Phases: phaseMillis(*job.Stats)}
 	if err := h.Put(e); err != nil {
 		t.Fatal(err)
 	}

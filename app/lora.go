@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"h3studio/engine"
 	"h3studio/engine/lora"
 	"h3studio/engine/plan"
 )
@@ -144,4 +146,56 @@ func fileDigest(path string) (string, error) {
 	digests.m[key] = d
 	digests.Unlock()
 	return d, nil
+}
+
+// InspectLoRA checks the adapter at path against the DiT of model (a
+// snapshot folder; "" the embedded tiny model) before the window lists it:
+// the coverage when it fits, else the error whose Advice is the sentence
+// the CLI prints. It reads headers only. An adapter made for the other
+// partition than the default one (a Ref2VA Turbo) is checked against the
+// partition it names, since the task decides which one a render uses and
+// the plan refuses a mismatch then.
+func (rd *Renderer) InspectLoRA(model, path string) (lora.Coverage, error) {
+	dir, err := rd.modelDir(model)
+	if err != nil {
+		return lora.Coverage{}, err
+	}
+	cov, _, err := engine.InspectLoRA(dir, path, "", "")
+	var misfit *lora.Misfit
+	if errors.As(err, &misfit) && misfit.Kind == lora.Partition && cov.Partition != "" {
+		if c, _, e := engine.InspectLoRA(dir, path, "", cov.Partition); e == nil {
+			return c, nil
+		}
+	}
+	return cov, err
+}
+
+// LoRACoverage is InspectLoRA's coverage as LoRACoverageText says it,
+// for the window's LoRA list.
+func (rd *Renderer) LoRACoverage(model, path string) (string, error) {
+	cov, err := rd.InspectLoRA(model, path)
+	if err != nil {
+		return "", err
+	}
+	return LoRACoverageText(cov), nil
+}
+
+// LoRACoverageText is an adapter's coverage in one line, for its row in
+// the window: "259 modules · rank 64".
+func LoRACoverageText(c lora.Coverage) string {
+	n := 0
+	for _, k := range lora.Kinds {
+		n += c.Modules[k]
+	}
+	unit := "modules"
+	if n == 1 {
+		unit = "module"
+	}
+	return fmt.Sprintf("%d %s · rank %d", n, unit, c.Rank)
+}
+
+// BadLoRAStrengthText is the window's sentence for a strength field that
+// holds no number in range.
+func BadLoRAStrengthText(name string) string {
+	return fmt.Sprintf("the strength of the LoRA %s must be a number from -%g to %g, such as 1 or 0.8", name, MaxLoRAStrength, MaxLoRAStrength)
 }

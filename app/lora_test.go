@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -229,5 +231,24 @@ func TestTurboPresetRenders(t *testing.T) {
 	_, err = rd.Prepare(context.Background(), r)
 	if err == nil || !strings.Contains(TerminalAdvice(err), "Turbo LoRA") {
 		t.Errorf("the turbo preset without a Turbo LoRA: %v", err)
+	}
+}
+
+// The window's check of an adapter: its coverage line on the tiny model;
+// a Ref2VA adapter is checked against the Ref2VA DiT rather than refused
+// for not being FL2VA's; a misfit is the CLI's sentence.
+func TestLoRACoverageForWindow(t *testing.T) {
+	rd := newRenderer(t)
+	want := fmt.Sprintf("%d modules · rank 2", len(lora.TargetOf(arch.TinyDiT(), "interleaved", "").Modules))
+	for _, name := range []string{"style.safetensors", "minimax_h3_ref2v_turbo_4step_v0.1.safetensors"} {
+		if got, err := rd.LoRACoverage("", tinyLoRA(t, name, 0)); err != nil || got != want {
+			t.Errorf("%s: %q (%v), want %q", name, got, err, want)
+		}
+	}
+	bad := tinyLoRA(t, "wide.safetensors", 3)
+	_, err := rd.LoRACoverage("", bad)
+	var misfit *lora.Misfit
+	if !errors.As(err, &misfit) || misfit.Kind != lora.Shape || !strings.HasPrefix(Advice(err), "The LoRA wide.safetensors does not fit this model") {
+		t.Errorf("a misfit gives %v: %q", err, Advice(err))
 	}
 }

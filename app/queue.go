@@ -308,6 +308,9 @@ func (q *Queue) runNext() bool {
 			preview = ev.Preview
 		}
 		if ev.Stats != nil {
+			for k, v := range phaseMillis(*ev.Stats) {
+				phases[k] = v
+			}
 			summary = StatsText(ev.Stats)
 			if raw, err := json.Marshal(ev.Stats); err == nil {
 				stats = raw

@@ -328,17 +328,8 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 	if e, ok := rd.engines[model]; ok {
 		return e, nil
 	}
-	dir := model
-	if dir == "" || dir == "tiny" {
-		if rd.CacheDir == "" {
-			return nil, errors.New("app: no cache folder for the tiny model")
-		}
-		d, err := engine.TinyModelDir(filepath.Join(rd.CacheDir, "models"))
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	} else if err := CheckModelFolder(dir); err != nil {
+	dir, err := rd.modelDir(model)
+	if err != nil {
 		return nil, err
 	}
 	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
@@ -350,6 +341,19 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 	}
 	rd.engines[model] = e
 	return e, nil
+}
+
+// modelDir is the snapshot folder of a request's model: the embedded tiny
+// model's (written on first use) for "" and "tiny", else the folder itself
+// once it checks out.
+func (rd *Renderer) modelDir(model string) (string, error) {
+	if model != "" && model != "tiny" {
+		return model, CheckModelFolder(model)
+	}
+	if rd.CacheDir == "" {
+		return "", errors.New("app: no cache folder for the tiny model")
+	}
+	return engine.TinyModelDir(filepath.Join(rd.CacheDir, "models"))
 }
 
 // Run generates the job's clip and muxes it into its output file.

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -58,8 +59,10 @@ func TurboFor(path string) (Turbo, bool) {
 	return Turbo{}, false
 }
 
-// turboOf is the recommendation of the request's first known Turbo LoRA.
-func (r Request) turboOf() (Turbo, bool) {
+// TurboLoRA is the recommendation of the request's first known Turbo LoRA
+// that is on (strength not 0); the window offers the Turbo preset while
+// there is one.
+func (r Request) TurboLoRA() (Turbo, bool) {
 	for _, l := range r.LoRAs {
 		if t, ok := TurboFor(l.Path); ok && l.Strength != 0 {
 			return t, true
@@ -70,7 +73,7 @@ func (r Request) turboOf() (Turbo, bool) {
 
 // applyTurbo fills the steps and shifts r leaves zero from its Turbo LoRA.
 func applyTurbo(r Request) (Request, error) {
-	t, ok := r.turboOf()
+	t, ok := r.TurboLoRA()
 	if !ok {
 		return r, &FlagError{Msg: "the Turbo preset needs a Turbo LoRA (larryvrh's or lightx2v's MiniMax-H3 Turbo file); add one, or choose another preset", Flag: "--preset turbo --lora FILE"}
 	}
@@ -89,9 +92,15 @@ func applyTurbo(r Request) (Request, error) {
 // TurboText says what the Turbo preset will do with r's adapter, for the
 // window's preset picker ("" when r has no known Turbo LoRA).
 func TurboText(r Request) string {
-	t, ok := r.turboOf()
+	t, ok := r.TurboLoRA()
 	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("%s: %d steps, shifts %g/%g", t.Name, t.Steps, t.VideoShift, t.AudioShift)
+}
+
+// TurboFieldText is what an empty steps or shift field shows while the
+// Turbo preset is chosen: the value it will take.
+func TurboFieldText(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + " (Turbo)"
 }

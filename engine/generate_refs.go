@@ -282,6 +282,14 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending, prog *r
 	defer enc.Close()
 	enc.HalfLatent = true // the official encode's fp16 latent
 	defer g.timePart("video-vae-encode", time.Now())
+	// The clips' share is timed on its own: the planner prices clips at
+	// their own rate (plan.TimeReferenceClips).
+	var clips time.Duration
+	defer func() {
+		if clips > 0 {
+			g.parts = append(g.parts, PhaseTime{Phase: Phase(plan.TimeReferenceClips), Elapsed: clips})
+		}
+	}()
 	for _, pd := range todo {
 		if pd.clip == nil {
 			continue
@@ -293,7 +301,9 @@ func (g *generation) encodePictures(ctx context.Context, todo []pending, prog *r
 		if pd.clip.T == 1 {
 			lat, err = enc.EncodeImage(ctx, *pd.clip)
 		} else {
+			t0 := time.Now()
 			lat, err = enc.EncodeVideo(ctx, *pd.clip)
+			clips += time.Since(t0)
 		}
 		if err != nil {
 			return err

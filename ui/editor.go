@@ -41,8 +41,16 @@ type editor struct {
 	steps    *widget.Entry
 	layers   *widget.Entry
 	reuse    *widget.Entry
-	advanced *widget.Accordion
+	// videoShift and audioShift are the sigma shifts (empty: the
+	// preset's, which is the model's unless Turbo).
+	videoShift *widget.Entry
+	audioShift *widget.Entry
+	advanced   *widget.Accordion
+	loras      *loraList
 }
+
+// turboTitle is the Turbo preset as the picker shows it.
+var turboTitle = presetTitle(app.TurboPreset)
 
 // presetTitle is a preset's name as the picker shows it ("Balanced").
 func presetTitle(name string) string {
@@ -86,11 +94,15 @@ func newEditor(changed func(), tips *tipLayer) *editor {
 	e.steps.SetPlaceHolder("preset's")
 	e.layers.SetPlaceHolder("preset's (35-50 DiT blocks)")
 	e.reuse.SetPlaceHolder("preset's (reuse the model's output every k steps)")
+	e.videoShift, e.audioShift = widget.NewEntry(), widget.NewEntry()
 	e.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced",
-		widget.NewForm(widget.NewFormItem("Steps", e.steps), widget.NewFormItem("Layers", e.layers), widget.NewFormItem("Reuse", e.reuse))))
+		widget.NewForm(widget.NewFormItem("Steps", e.steps), widget.NewFormItem("Layers", e.layers), widget.NewFormItem("Reuse", e.reuse),
+			widget.NewFormItem("Video shift", e.videoShift), widget.NewFormItem("Audio shift", e.audioShift))))
+	e.loras = newLoRAList(changed, tips)
+	e.updatePresets()
 
 	// Handlers go on last so setting the defaults above plans nothing.
-	for _, en := range []*widget.Entry{&e.prompt.Entry, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse} {
+	for _, en := range []*widget.Entry{&e.prompt.Entry, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse, e.videoShift, e.audioShift} {
 		en.OnChanged = func(string) { changed() }
 	}
 	e.unit.OnChanged = func(string) { changed() }
@@ -112,7 +124,7 @@ func (e *editor) view() fyne.CanvasObject {
 		widget.NewFormItem("Preset", e.preset),
 	)
 	head := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Prompt", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), e.template)
-	return container.NewVBox(head, e.prompt, form, e.advanced)
+	return container.NewVBox(head, e.prompt, form, e.loras.box, e.advanced)
 }
 
 // withTemplate is the prompt with the template's headings it lacks added
@@ -152,10 +164,16 @@ func (e *editor) fill(r app.Request) {
 		e.length.SetText(strconv.Itoa(r.Frames))
 	}
 	e.seed.SetText(strconv.FormatInt(r.Seed, 10))
+	// The adapters first: a Turbo preset is offered only with its LoRA.
+	e.loras.fill(r.LoRAs)
+	e.updatePresets()
 	if r.Preset != "" {
 		e.preset.SetSelected(presetTitle(strings.ToLower(r.Preset)))
 	}
 	p := presetNamed(r.Preset)
+	if t, ok := r.TurboLoRA(); ok && strings.EqualFold(r.Preset, app.TurboPreset) {
+		p.Steps = t.Steps
+	}
 	knob := func(en *widget.Entry, v, preset int) {
 		if v > 0 && v != preset {
 			en.SetText(strconv.Itoa(v))
@@ -166,6 +184,51 @@ func (e *editor) fill(r app.Request) {
 	knob(e.steps, r.Steps, p.Steps)
 	knob(e.layers, r.Layers, p.Layers)
 	knob(e.reuse, r.Reuse, p.Reuse)
+	shift := func(en *widget.Entry, v float64) {
+		if v > 0 {
+			en.SetText(strconv.FormatFloat(v, 'f', -1, 64))
+		} else {
+			en.SetText("")
+		}
+	}
+	shift(e.videoShift, r.VideoShift)
+	shift(e.audioShift, r.AudioShift)
+}
+
+// updatePresets offers the Turbo preset while a Turbo LoRA is listed and
+// on (app.Request.TurboLoRA), falling back to Default when it goes, and
+// shows the steps and shifts the chosen preset gives the empty fields.
+// The picker's own change handler is held meanwhile: this is no edit.
+func (e *editor) updatePresets() {
+	ls, _ := e.loras.loras() // a bad strength field is the request's error
+	req := app.Request{LoRAs: ls}
+	t, turbo := req.TurboLoRA()
+	var names []string
+	for _, p := range app.Presets {
+		names = append(names, presetTitle(p.Name))
+	}
+	if turbo {
+		names = append(names, turboTitle)
+	}
+	if !slices.Equal(names, e.preset.Options) {
+		e.preset.SetOptions(names)
+	}
+	if !turbo && e.preset.Selected == turboTitle {
+		onChanged := e.preset.OnChanged
+		e.preset.OnChanged = nil
+		e.preset.SetSelected("Default")
+		e.preset.OnChanged = onChanged
+	}
+	e.loras.setHint(app.TurboText(req))
+	if turbo && e.preset.Selected == turboTitle {
+		e.steps.SetPlaceHolder(app.TurboFieldText(float64(t.Steps)))
+		e.videoShift.SetPlaceHolder(app.TurboFieldText(t.VideoShift))
+		e.audioShift.SetPlaceHolder(app.TurboFieldText(t.AudioShift))
+		return
+	}
+	e.steps.SetPlaceHolder("preset's")
+	e.videoShift.SetPlaceHolder("model's")
+	e.audioShift.SetPlaceHolder("model's")
 }
 
 // presetNamed is the preset of that name (the zero Preset if none).
@@ -210,6 +273,24 @@ func (e *editor) apply(r *app.Request) error {
 		errs = append(errs, errors.New("seed must be a whole number; press the dice for a random one"))
 	}
 	r.Preset = strings.ToLower(e.preset.Selected)
+	loras, err := e.loras.loras()
+	r.LoRAs = loras
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, k := range []struct {
+		name string
+		en   *widget.Entry
+		dst  *float64
+	}{{"video shift", e.videoShift, &r.VideoShift}, {"audio shift", e.audioShift, &r.AudioShift}} {
+		if st := strings.TrimSpace(k.en.Text); st != "" {
+			if v, err := strconv.ParseFloat(st, 64); err == nil && v > 0 {
+				*k.dst = v
+			} else {
+				errs = append(errs, fmt.Errorf("%s must be a number above zero, such as 12, or empty for the preset's", k.name))
+			}
+		}
+	}
 	for _, k := range []struct {
 		name string
 		en   *widget.Entry

@@ -118,7 +118,7 @@ func newHarness(t testing.TB) *harness {
 	h := &harness{t: t, ui: newSerial(t), out: t.TempDir()}
 	h.rd = &app.Renderer{CacheDir: cacheDir, Preview: true}
 	cfg := Config{Exec: h.ui.exec(), Render: h.rd.Render, Plan: PlanWith(h.rd), History: hist,
-		OutputDir: h.out, Machine: machine, PlanDelay: 20 * time.Millisecond, SetMemoryGB: h.rd.SetMemoryGB, Memory: h.rd.MemoryNow,
+		OutputDir: h.out, Machine: machine, PlanDelay: 20 * time.Millisecond, SetMemoryGB: h.rd.SetMemoryGB, Memory: h.rd.MemoryNow, LoRACoverage: h.rd.LoRACoverage,
 		// The cheap named sizes: the official ones take minutes to encode
 		// on a CPU, and these tests check the window, not the sizing.
 		RefImageSize: "match", RefClipSize: "source"}

@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"github.com/ncruces/zenity"
 
 	"h3studio/app"
@@ -27,20 +28,23 @@ func mediaPatterns() []string {
 	return out
 }
 
-// AddFiles opens the system's open dialog (zenity: the native panel on
-// macOS, GTK/Qt's on Linux) for several references; where no dialog
-// program exists, or it fails, it falls back to Fyne's own. The native
-// dialog blocks, so it runs on its own goroutine.
+// AddFiles opens the open dialog for several references.
 func (s *Studio) AddFiles() {
+	s.pickFiles("Add references", zenity.FileFilter{Name: "Pictures, videos and audio", Patterns: mediaPatterns()}, nil, s.AddPaths)
+}
+
+// pickFiles opens the system's open dialog (zenity: the native panel on
+// macOS, GTK/Qt's on Linux) for several files of filter; where no dialog
+// program exists, or it fails, it falls back to Fyne's own, which shows
+// only files ending in one of exts (nil: all). The native dialog blocks,
+// so it runs on its own goroutine; done gets the paths on the UI goroutine.
+func (s *Studio) pickFiles(title string, filter zenity.FileFilter, exts []string, done func([]string)) {
 	if !zenity.IsAvailable() {
-		s.addWithFyneDialog()
+		s.pickWithFyneDialog(exts, done)
 		return
 	}
 	s.spawn(func() {
-		paths, err := zenity.SelectFileMultiple(
-			zenity.Title("Add references"),
-			zenity.Attach(os.Getpid()),
-			zenity.FileFilters{{Name: "Pictures, videos and audio", Patterns: mediaPatterns()}})
+		paths, err := zenity.SelectFileMultiple(zenity.Title(title), zenity.Attach(os.Getpid()), zenity.FileFilters{filter})
 		if errors.Is(err, zenity.ErrCanceled) {
 			return
 		}
@@ -49,17 +53,17 @@ func (s *Studio) AddFiles() {
 				// The helper's own text (an exit status, a usage line)
 				// means nothing to the user; what helps is a dialog.
 				s.notice.SetText(app.FileDialogFailedText)
-				s.addWithFyneDialog()
+				s.pickWithFyneDialog(exts, done)
 				return
 			}
-			s.AddPaths(paths)
+			done(paths)
 		})
 	})
 }
 
-// addWithFyneDialog is Add… through Fyne's own open dialog (one file).
-func (s *Studio) addWithFyneDialog() {
-	dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
+// pickWithFyneDialog is pickFiles through Fyne's own open dialog (one file).
+func (s *Studio) pickWithFyneDialog(exts []string, done func([]string)) {
+	d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
 		if err != nil {
 			s.notice.SetText(app.FileDialogFailedText)
 			return
@@ -71,6 +75,10 @@ func (s *Studio) addWithFyneDialog() {
 		if err := rc.Close(); err != nil { // opened only to learn the path
 			s.notice.SetText(app.Advice(err))
 		}
-		s.AddPaths([]string{path})
+		done([]string{path})
 	}, s.win)
+	if exts != nil {
+		d.SetFilter(storage.NewExtensionFileFilter(exts))
+	}
+	d.Show()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,16 @@ type renderedClip struct {
 // no). Reading the clips' tags runs off the UI goroutine. target is the
 // frame slot the drop landed on (nil: none).
 func (s *Studio) dropPaths(paths []string, target *anchorWell) {
+	// Adapters go to the LoRA list wherever they land: Fyne has no
+	// per-widget drop targets.
+	var loras []string
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		if isLoRA(p) {
+			loras = append(loras, p)
+		}
+		return isLoRA(p)
+	})
+	s.AddLoRAs(loras)
 	var movies int
 	for _, p := range paths {
 		if isMovie(p) {
@@ -83,7 +94,7 @@ func isMovie(path string) bool {
 func (s *Studio) offerRestore(c renderedClip) {
 	name := filepath.Base(c.path)
 	msg := widget.NewLabel(fmt.Sprintf("%s was rendered by H3 Studio (seed %d, %dx%d).\n\n"+
-		"Restore its prompt, seed, preset, canvas, length and references into the editor? "+
+		"Restore its prompt, seed, preset, canvas, length, references and LoRAs into the editor? "+
 		"The request you are editing is replaced.\n\nOr use the clip as a reference video.",
 		name, c.req.Seed, c.req.Width, c.req.Height))
 	msg.Wrapping = fyne.TextWrapWord
@@ -154,6 +165,7 @@ func (s *Studio) restoredRefs(req app.Request) []restoredRef {
 // meanwhile, and Render waits for them (loading).
 func (s *Studio) restoreFields(req app.Request, notice string) {
 	s.ed.fill(req)
+	s.checkLoRAs()
 	refs := s.restoredRefs(req)
 	if req.FirstFrame != "" || req.LastFrame != "" {
 		s.mode.SetSelected(modeAnchs)

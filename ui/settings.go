@@ -147,6 +147,11 @@ func (s *Studio) saveSettings(f *settingsForm) {
 
 // applySettings makes checked settings the window's and remembers them.
 func (s *Studio) applySettings(model, out string, gb float64) {
+	if model != s.model {
+		// The listed LoRAs' coverage lines were of the other model.
+		clear(s.ed.loras.coverage)
+		defer s.checkLoRAs()
+	}
 	s.model = model
 	s.cfg.OutputDir = out
 	s.setMemoryGB(gb)

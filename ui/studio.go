@@ -47,6 +47,11 @@ type Config struct {
 	// Memory reads the memory in use for the meter beside a render's
 	// progress (app.Renderer.MemoryNow); nil shows no meter.
 	Memory func() app.MemoryUse
+	// LoRACoverage checks an adapter file against the model's DiT before
+	// the LoRA list takes it (app.Renderer.LoRACoverage): its coverage
+	// line, or the error that says why it does not fit. Nil lists
+	// adapters unchecked; their plan still refuses a misfit.
+	LoRACoverage func(model, path string) (string, error)
 	// RefImageSize and RefClipSize size the references of every request
 	// (app.Request's fields; empty: the official pipeline's sizing).
 	RefImageSize, RefClipSize string
@@ -95,10 +100,11 @@ type Studio struct {
 	histBox                                         *fyne.Container
 
 	// UI-goroutine state.
-	edits      int  // bumps on every edit
-	planned    int  // the edit the shown plan answers
-	fits       bool // the shown plan fits and the fields parse
-	loading    int  // reference files being probed
+	edits      int        // bumps on every edit
+	planned    int        // the edit the shown plan answers
+	fits       bool       // the shown plan fits and the fields parse
+	shown      *plan.Plan // the plan on show (nil: none)
+	loading    int        // reference files being probed
 	running    string
 	previews   int
 	planTimer  *time.Timer
@@ -204,6 +210,7 @@ func (s *Studio) build() {
 	s.mode.Selected = modeRefs
 	s.ed = newEditor(s.edited, s.tips)
 	s.ed.prompt.undo, s.ed.prompt.redo = s.Undo, s.Redo
+	s.ed.loras.addBtn.OnTapped = s.AddLoRAFiles
 	tmpl := s.ed.template.OnTapped
 	s.ed.template.OnTapped = func() { s.batch(tmpl) }
 	s.plan = newPlanPanel()
@@ -316,8 +323,10 @@ func (s *Studio) edited() {
 	}
 	s.edits++
 	seq := s.edits
+	s.ed.updatePresets()
 	s.record()
 	relayout(s.leftScroll)
+	relayout(s.edScroll) // the LoRA list grows and shrinks
 	s.ed.updateAligned()
 	req, err := s.Request()
 	if err != nil {
@@ -341,6 +350,7 @@ func (s *Studio) applyPlan(seq int, p *plan.Plan, err error) {
 		return
 	}
 	s.planned = seq
+	s.shown = p
 	switch {
 	case err != nil:
 		s.plan.clear("Cannot render yet")

@@ -102,15 +102,16 @@ func DefaultConfig(a fyne.App) (Config, func()) {
 // that typing and clicks during a render are answered at once.
 func coreConfig(rd *app.Renderer, hist *app.History, out string) Config {
 	return Config{
-		Exec:        Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
-		Render:      app.InBackground(rd.Render),
-		Plan:        PlanWith(rd),
-		History:     hist,
-		OutputDir:   out,
-		Machine:     "auto",
-		SetMemoryGB: rd.SetMemoryGB,
-		LoadSound:   LoadSound,
-		Memory:      rd.MemoryNow,
+		Exec:         Executor{Do: fyne.Do, DoAndWait: fyne.DoAndWait},
+		Render:       app.InBackground(rd.Render),
+		Plan:         PlanWith(rd),
+		History:      hist,
+		OutputDir:    out,
+		Machine:      "auto",
+		SetMemoryGB:  rd.SetMemoryGB,
+		LoadSound:    LoadSound,
+		Memory:       rd.MemoryNow,
+		LoRACoverage: rd.LoRACoverage,
 	}
 }
 

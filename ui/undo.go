@@ -9,19 +9,23 @@ import (
 // closer together than this are one step, as in a text editor.
 const typingPause = time.Second
 
-// editState is what Undo brings back: the prompt and the references.
-// The other fields have their own entry-level undo, and a plan is
-// recomputed from whatever the state is.
+// editState is what Undo brings back: the prompt, the references and the
+// LoRAs with their strengths. The other fields have their own entry-level
+// undo, and a plan is recomputed from whatever the state is.
 type editState struct {
 	prompt               string
 	mode                 string
 	images, videos, clip []*refItem
 	first, last          *refItem
+	loras                []loraItem
 }
 
+// sameRefs is whether a and b list the same files (references and LoRAs),
+// whatever the prompt and the strengths.
 func (a editState) sameRefs(b editState) bool {
 	return a.mode == b.mode && a.first == b.first && a.last == b.last &&
-		slices.Equal(a.images, b.images) && slices.Equal(a.videos, b.videos) && slices.Equal(a.clip, b.clip)
+		slices.Equal(a.images, b.images) && slices.Equal(a.videos, b.videos) && slices.Equal(a.clip, b.clip) &&
+		slices.EqualFunc(a.loras, b.loras, func(x, y loraItem) bool { return x.Path == y.Path })
 }
 
 // editHistory is the studio's undo and redo stacks.
@@ -41,7 +45,7 @@ func (s *Studio) state() editState {
 	return editState{
 		prompt: s.ed.prompt.Text, mode: s.mode.Selected,
 		images: slices.Clone(s.images.items), videos: slices.Clone(s.videos.items), clip: slices.Clone(s.audio.items),
-		first: s.first.item, last: s.last.item,
+		first: s.first.item, last: s.last.item, loras: slices.Clone(s.ed.loras.items),
 	}
 }
 
@@ -53,9 +57,11 @@ func (s *Studio) record() {
 		return
 	}
 	now := s.state()
-	if now.prompt == h.cur.prompt && now.sameRefs(h.cur) {
+	if now.prompt == h.cur.prompt && now.sameRefs(h.cur) && slices.Equal(now.loras, h.cur.loras) {
 		return
 	}
+	// Typing, and dragging a strength slider, send a change per keystroke
+	// or pixel: those within typingPause of each other are one step.
 	typing := now.sameRefs(h.cur)
 	if !typing || time.Since(h.typedAt) > typingPause || len(h.undo) == 0 {
 		h.undo = append(h.undo, h.cur)
@@ -117,6 +123,8 @@ func (s *Studio) setState(st editState) {
 		l.list.items = slices.Clone(l.items)
 		l.list.rebuild()
 	}
+	s.ed.loras.items = slices.Clone(st.loras)
+	s.ed.loras.rebuild()
 	if s.first.item != st.first {
 		s.first.set(st.first)
 	}

@@ -24,6 +24,7 @@ type Dims struct {
 	VHidden, VMLP, VLayers, VDeepstack                 int // Qwen vision tower
 	VAEEncParams, VAEDecParams, AudioVAEParams         int64
 	DecDim, DecMLP, DecBlocks                          int // video VAE decoder (ViT3D)
+	VAEClipLength                                      int // frames the video VAE encodes per chunk
 
 	// Parameter counts arch computes from the configs' tensor layouts.
 	coreBlock, adaLNBlock, trunk, qLayer, qEmbed, vision int64
@@ -41,7 +42,7 @@ func DimsOf(a *arch.Model) Dims {
 		QLayersUsed: min(arch.QwenLayersUsed, q.Layers), QLayers: q.Layers, QVocab: q.Vocab, QPositions: q.MaxPositions,
 		VHidden: v.Hidden, VMLP: v.Intermediate, VLayers: v.Depth, VDeepstack: len(v.Deepstack),
 		VAEEncParams: vae.EncoderParams(), VAEDecParams: vae.DecoderParams(), AudioVAEParams: a.AudioVAE.Params(),
-		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers,
+		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers, VAEClipLength: vae.ClipLength,
 		trunk: c.TrunkParams(), qLayer: q.LayerParams(), qEmbed: q.EmbedParams(), vision: v.Params(),
 	}
 	d.coreBlock, d.adaLNBlock = c.BlockParams()

@@ -46,6 +46,9 @@ type PhaseCost struct {
 	Work    float64 `json:"work"`
 	Unit    string  `json:"unit"`
 	Seconds float64 `json:"seconds"`
+	// ClipWork is the part of a references phase's Work that is reference
+	// clips, priced at the clip rate (TimeReferenceClips).
+	ClipWork float64 `json:"clip_work,omitempty"`
 }
 
 // Where an Estimate's rates came from (Estimate.Source, Rates.Source).
@@ -67,6 +70,18 @@ const (
 // TimePhases are the costed phases in the order they run.
 var TimePhases = []string{TimeReferences, TimeEncode, TimeDenoise, TimeDecode, TimeMux}
 
+// TimeReferenceClips is the reference clips' video-VAE encode, a part of
+// the references phase that the engine times on its own (engine.Stats
+// Parts) and the planner prices at its own rate: a clip's frames went
+// through the encoder 2.5x slower per pixel than pictures on the 2-core
+// CPU (the tiny model: a 3 s 320x256 clip took 544 s where pictures
+// priced it at 2 s per Mpx-frame), so one rate for both put a first
+// render with a clip 60 % over its estimate.
+const TimeReferenceClips = "reference-clips"
+
+// RatedPhases are the keys of Rates.Phases: the phases and the clips.
+var RatedPhases = append(append([]string(nil), TimePhases...), TimeReferenceClips)
+
 // Work units. Convolutional stages (FFmpeg decode and resize, the VAEs,
 // the H.264 encode) cost the same per pixel at any size, so they are
 // counted in megapixel-frames; the transformers' attention grows with the
@@ -86,9 +101,12 @@ type Rate struct {
 
 // Rates are a machine's measured throughputs, one Rate per TimePhases
 // entry, fed into the one time formula. What each is measured on:
-//   - references: megapixel-frames of the reference canvases the engine
-//     decodes and video-VAE-encodes (a clip counts its decoded frames F';
-//     cached references count nothing), timed over the references phase;
+//   - references: megapixel-frames of the pictures and anchors the engine
+//     decodes and video-VAE-encodes (cached references count nothing),
+//     timed over the references phase less its clips;
+//   - reference-clips: megapixel-frames the encoder runs for reference
+//     clips (whole 17-frame chunks of the clip's canvas), timed over the
+//     clips' encodes;
 //   - encode: effective TFLOP of Qwen3-VL over the planned sequence,
 //     timed over the encode phase (text and vision towers);
 //   - denoise: effective TFLOP of every DiT forward, timed over the
@@ -255,16 +273,48 @@ func megapixelFrames(c layout.Canvas, n int) float64 {
 }
 
 // referenceWork is the pixels the references phase decodes and encodes:
-// every anchor and every visual reference not cached (skip[i]).
-func referenceWork(l *layout.Layout, anchors int, skip []bool) float64 {
-	w := float64(anchors) * megapixelFrames(l.Canvas, 1)
+// every anchor and every visual reference not cached (skip[i]), pictures
+// apart from clips (a clip counts the whole encoder chunks it fills).
+func referenceWork(l *layout.Layout, anchors int, skip []bool, chunk int) (pictures, clips float64) {
+	pictures = float64(anchors) * megapixelFrames(l.Canvas, 1)
 	for i, r := range l.Refs {
 		if i < len(skip) && skip[i] || r.Canvas.Width == 0 {
 			continue
 		}
-		w += megapixelFrames(r.Canvas, r.Frames)
+		n := r.VAEFrames // what the encoder sees of the decoded frames
+		if n == 0 {
+			n = r.Frames
+		}
+		if n <= 1 {
+			pictures += megapixelFrames(r.Canvas, 1)
+			continue
+		}
+		if chunk > 0 {
+			n = (n + chunk - 1) / chunk * chunk
+		}
+		clips += megapixelFrames(r.Canvas, n)
 	}
-	return w
+	return pictures, clips
+}
+
+// referenceSeconds prices the references phase: pictures at the phase's
+// rate (which holds the phase's fixed cost), clips at the clip rate, or
+// at the pictures' where no clip has been measured yet.
+func referenceSeconds(pictures, clips float64, refs, clip Rate) float64 {
+	if pictures+clips == 0 {
+		return 0 // nothing to do: the engine skips the phase's loads too
+	}
+	s := phaseSeconds(refs, pictures, pictures/fallbackReferenceMpxPerS)
+	switch {
+	case clips == 0:
+	case clip.PerSecond > 0:
+		s += clips / clip.PerSecond
+	case refs.PerSecond > 0:
+		s += clips / refs.PerSecond
+	default:
+		s += clips / fallbackReferenceMpxPerS
+	}
+	return s
 }
 
 // estimate prices a plan on a machine; streamed weights cost a disk read
@@ -291,7 +341,7 @@ func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) 
 	} else {
 		load += float64(int64(in.layers)*m.DiTBlockBytes()) / ssd
 	}
-	refs := referenceWork(l, in.anchors, in.cachedRefs)
+	pics, clips := referenceWork(l, in.anchors, in.cachedRefs, d.VAEClipLength)
 	qwen := qwenFLOPs(d, l)
 	textWork, textPeak := qwen.effectiveTFLOP(), math.Max(mc.seconds(qwen), float64(m.QwenUsedBytes())/ssd)
 	if in.cachedText {
@@ -299,11 +349,13 @@ func estimate(mc Machine, m Model, l *layout.Layout, k Knobs, in estimateInput) 
 	}
 	dec := megapixelFrames(l.Canvas, l.Frames)
 	mux := megapixelFrames(in.output, l.Frames)
+	rs := referenceSeconds(pics, clips, rate(TimeReferences), rate(TimeReferenceClips))
+	e.Phases = append(e.Phases, PhaseCost{Phase: TimeReferences, Work: pics + clips, Unit: UnitMegapixels, Seconds: rs, ClipWork: clips})
+	e.Seconds += rs
 	for _, pc := range []struct {
 		phase, unit    string
 		work, fallback float64
 	}{
-		{TimeReferences, UnitMegapixels, refs, refs / fallbackReferenceMpxPerS},
 		{TimeEncode, UnitTFLOP, textWork, textPeak},
 		{TimeDenoise, UnitTFLOP, fw.effectiveTFLOP() * float64(e.Forwards), load + per*float64(e.Forwards)},
 		{TimeDecode, UnitMegapixels, dec, mc.seconds(decodeFLOPs(d, l)) + float64(m.VAEDecoderBytes())/ssd},

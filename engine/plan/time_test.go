@@ -123,3 +123,26 @@ func TestMuxMemoryMeasured(t *testing.T) {
 		}
 	}
 }
+
+// A reference clip is priced at the clip rate over the whole encoder
+// chunks it fills, pictures at the references rate: the one rate for both
+// put a first render with a clip 60 % over its estimate.
+func TestReferenceClipsPricedApart(t *testing.T) {
+	c := layout.Canvas{Width: 1000, Height: 1000}
+	l := &layout.Layout{Refs: []layout.RefLayout{{Canvas: c, Frames: 1}, {Canvas: c, Frames: 72, VAEFrames: 56}}}
+	pics, clips := referenceWork(l, 0, nil, 17)
+	if pics != 1 || clips != 68 {
+		t.Fatalf("work: pictures %g, clips %g Mpx-frames; want 1 and 68 (56 frames in four 17-frame chunks)", pics, clips)
+	}
+	refs, clip := Rate{FixedSeconds: 0.5, PerSecond: 2}, Rate{PerSecond: 4}
+	if got, want := referenceSeconds(pics, clips, refs, clip), 0.5+0.5+17.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("priced %g s, want %g", got, want)
+	}
+	// No clip measured yet: clips take the pictures' rate.
+	if got, want := referenceSeconds(pics, clips, refs, Rate{}), 0.5+0.5+34.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("without a clip rate: %g s, want %g", got, want)
+	}
+	if got := referenceSeconds(0, 0, refs, clip); got != 0 {
+		t.Errorf("no references: %g s", got)
+	}
+}
