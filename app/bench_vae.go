@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -27,6 +28,21 @@ type vaeBench struct {
 	dt    ggml.DType
 	tiny  bool    // --vae-config tiny: the tiny model's decoder and profile
 	memGB float64 // --vae-memory-gb: the planner's budget (0: this machine's)
+}
+
+// vaeFlags registers the --vae flags on fs; the returned function reads
+// them after parsing (nil without --vae).
+func vaeFlags(fs *flag.FlagSet) func() (*vaeBench, error) {
+	geoms := fs.String("vae", "", "also time the video VAE decode (seeded synthetic weights, the planner's tiling) at these geometries, e.g. 1344x768x124")
+	dtype := fs.String("vae-weights", "f32", "weight type of the --vae decoder's matrices: f32 (the official checkpoint) or f16 (ComfyUI's)")
+	config := fs.String("vae-config", "release", "the --vae decoder: release or tiny (the embedded tiny model's)")
+	memGB := fs.Float64("vae-memory-gb", 0, "the memory budget the --vae geometries are planned under (0: this machine's)")
+	return func() (*vaeBench, error) {
+		if *geoms == "" {
+			return nil, nil
+		}
+		return parseVAEBench(*geoms, *dtype, *config, *memGB)
+	}
 }
 
 // parseVAEBench reads --vae ("1344x768x124"), --vae-weights (f32, as the

@@ -70,8 +70,9 @@ type benchResult struct {
 // runBench times the two kernels a generation spends its time in, on the
 // same backend renders use, so a user can compare machines (and the
 // planner's throughput profile) without the source tree: `make bench` needs
-// the repository and references; this needs only the binary. --dit and
-// --qwen add the release-size DiT forward and Qwen prefill.
+// the repository and references; this needs only the binary. --dit,
+// --qwen and --vae add the release-size DiT forward, Qwen prefill and
+// video VAE decode.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	size := fs.Int("size", 2048, "matmul size N for N x N x N products")
@@ -86,10 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
 	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
 	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
-	vaeGeoms := fs.String("vae", "", "also time the video VAE decode (seeded synthetic weights, the planner's tiling) at these geometries, e.g. 1344x768x124")
-	vaeType := fs.String("vae-weights", "f32", "weight type of the --vae decoder's matrices: f32 (the official checkpoint) or f16 (ComfyUI's)")
-	vaeConfig := fs.String("vae-config", "release", "the --vae decoder: release or tiny (the embedded tiny model's)")
-	vaeMemGB := fs.Float64("vae-memory-gb", 0, "the memory budget the --vae geometries are planned under (0: this machine's)")
+	vaeBenchFromFlags := vaeFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -113,11 +111,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		}
 	}
-	var vb *vaeBench
-	if *vaeGeoms != "" {
-		if vb, err = parseVAEBench(*vaeGeoms, *vaeType, *vaeConfig, *vaeMemGB); err != nil {
-			return err
-		}
+	vb, err := vaeBenchFromFlags()
+	if err != nil {
+		return err
 	}
 	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {
 		return &UsageError{Msg: "--size must be 64..16384 and --tokens 64..65535"}
