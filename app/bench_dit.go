@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"h3studio/engine/arch"
@@ -40,22 +39,14 @@ type ditBench struct {
 // parseDiTBench reads --dit ("512x512x22,864x480x56") and --dit-weights
 // ("bf16,q8_0").
 func parseDiTBench(geoms, dtypes string, blocks int) (*ditBench, error) {
+	specs, err := parseGeometries("--dit", geoms)
+	if err != nil {
+		return nil, err
+	}
 	db := &ditBench{blocks: blocks}
-	for _, g := range strings.Split(geoms, ",") {
-		f := strings.Split(strings.TrimSpace(g), "x")
-		if len(f) != 3 {
-			return nil, &UsageError{Msg: fmt.Sprintf("--dit: %q is not WIDTHxHEIGHTxFRAMES", g)}
-		}
-		var v [3]int
-		for i, s := range f {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				return nil, &UsageError{Msg: fmt.Sprintf("--dit: %q is not WIDTHxHEIGHTxFRAMES", g)}
-			}
-			v[i] = n
-		}
-		db.geoms = append(db.geoms, layout.Spec{Canvas: layout.Canvas{Width: v[0], Height: v[1]}, Frames: v[2],
-			PromptTokens: ditBenchPromptTokens})
+	for _, s := range specs {
+		s.PromptTokens = ditBenchPromptTokens
+		db.geoms = append(db.geoms, s)
 	}
 	for _, s := range strings.Split(dtypes, ",") {
 		switch strings.ToLower(strings.TrimSpace(s)) {

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
 )
 
 func init() {
 	register(Command{
 		Name:    "bench",
-		Summary: "measure this machine's matmul, attention and release-size DiT throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
+		Summary: "measure this machine's matmul, attention and release-size DiT, Qwen and video VAE throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
 		Run:     runBench,
 	})
 }
@@ -49,13 +52,27 @@ type benchResult struct {
 	LoRARank    int     `json:"lora_rank,omitempty"`
 	LoRASeconds float64 `json:"lora_seconds,omitempty"`
 	LoRARatio   float64 `json:"lora_ratio,omitempty"`
+	// The video VAE decode (--vae): the tile the planner's options gave
+	// the decoder (Residency and the per-call DecodeBudgetBytes it derives
+	// them from), the decoder graphs run, their share of Seconds (compute
+	// and read-back; the rest is host work) and the frames decoded.
+	// CallBufferBytes is the compute buffers ggml reserves for one decoder
+	// call (the planner's VideoDecodeBytes predicts it).
+	TilePx            int     `json:"tile_px,omitempty"`
+	CallBufferBytes   int64   `json:"call_buffer_bytes,omitempty"`
+	DecodeCalls       int     `json:"decode_calls,omitempty"`
+	GraphSeconds      float64 `json:"graph_seconds,omitempty"`
+	Frames            int     `json:"frames,omitempty"`
+	Residency         string  `json:"residency,omitempty"`
+	DecodeBudgetBytes int64   `json:"decode_budget_bytes,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
 // same backend renders use, so a user can compare machines (and the
 // planner's throughput profile) without the source tree: `make bench` needs
-// the repository and references; this needs only the binary. --dit and
-// --qwen add the release-size DiT forward and Qwen prefill.
+// the repository and references; this needs only the binary. --dit,
+// --qwen and --vae add the release-size DiT forward, Qwen prefill and
+// video VAE decode.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	size := fs.Int("size", 2048, "matmul size N for N x N x N products")
@@ -70,6 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
 	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
 	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
+	vaeBenchFromFlags := vaeFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +110,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *trace {
 			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		}
+	}
+	vb, err := vaeBenchFromFlags()
+	if err != nil {
+		return err
 	}
 	if *size < 64 || *size > 16384 || *tokens < 64 || *tokens > 65535 {
 		return &UsageError{Msg: "--size must be 64..16384 and --tokens 64..65535"}
@@ -125,9 +147,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if qb != nil {
-		return qb.run(ctx, b, emit)
+		if err := qb.run(ctx, b, emit); err != nil {
+			return err
+		}
+	}
+	if vb != nil {
+		return vb.run(ctx, b, emit)
 	}
 	return nil
+}
+
+// parseGeometries reads a flag's WIDTHxHEIGHTxFRAMES list
+// ("512x512x22,864x480x56").
+func parseGeometries(flag, geoms string) ([]layout.Spec, error) {
+	var out []layout.Spec
+	for _, g := range strings.Split(geoms, ",") {
+		f := strings.Split(strings.TrimSpace(g), "x")
+		if len(f) != 3 {
+			return nil, &UsageError{Msg: fmt.Sprintf("%s: %q is not WIDTHxHEIGHTxFRAMES", flag, g)}
+		}
+		var v [3]int
+		for i, s := range f {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return nil, &UsageError{Msg: fmt.Sprintf("%s: %q is not WIDTHxHEIGHTxFRAMES", flag, g)}
+			}
+			v[i] = n
+		}
+		out = append(out, layout.Spec{Canvas: layout.Canvas{Width: v[0], Height: v[1]}, Frames: v[2]})
+	}
+	return out, nil
 }
 
 // kernels times n^3 matmuls in the three weight types and attention over
@@ -162,11 +211,17 @@ func printBench(w io.Writer, r benchResult) error {
 	if r.Rows > 0 {
 		line += fmt.Sprintf("  %d rows, weights %s", r.Rows, GBText(r.WeightBytes))
 	}
+	if r.DecodeCalls > 0 {
+		line += fmt.Sprintf("  %d frames in %d calls (graphs %.3f s), weights %s", r.Frames, r.DecodeCalls, r.GraphSeconds, GBText(r.WeightBytes))
+	}
 	if r.ComputeBytes > 0 {
 		line += fmt.Sprintf(", compute %s", GBText(r.ComputeBytes))
 	}
 	if r.DeviceUsedBytes > 0 { // the CPU device reports no memory
 		line += fmt.Sprintf(", device in use %s", GBText(r.DeviceUsedBytes))
+	}
+	if r.PlannedWorkBytes > 0 {
+		line += fmt.Sprintf(", planned %s", GBText(r.PlannedWorkBytes))
 	}
 	if r.LoRARank > 0 {
 		line += fmt.Sprintf("; with a rank-%d LoRA %.3f s (%.3fx)", r.LoRARank, r.LoRASeconds, r.LoRARatio)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/engine/vae"
@@ -52,17 +53,7 @@ func (g *generation) decode(ctx context.Context) error {
 		return err
 	}
 	defer src.Close()
-	opt := vae.DecodeOptions{Precision: g.e.precision()}
-	if g.plan.Residency.VAEDecoder == plan.Streamed {
-		// The planner found the decoder tight: bound one call's activations
-		// by what the decode phase has left.
-		for _, ph := range g.plan.Memory.Phases {
-			if ph.Name == plan.PhaseDecode {
-				opt.MemoryBudget = max(ph.ScratchBytes, 1<<28)
-			}
-		}
-	}
-	dec, err := vae.LoadVideoDecoder(g.e.backend, src, cfg, opt)
+	dec, err := vae.LoadVideoDecoder(g.e.backend, src, cfg, VideoDecodeOptions(g.plan, g.e.precision()))
 	if err != nil {
 		return err
 	}
@@ -86,6 +77,24 @@ func (g *generation) decode(ctx context.Context) error {
 		report(t + 1)
 		return nil
 	})
+}
+
+// VideoDecodeOptions is how the video VAE decodes under plan p: the
+// config's tile, unless the planner found the decoder tight (it streams
+// it), where one call's activations are bounded by what the decode phase
+// has left, which shrinks the tile (vae.DecodeTile). Generate and
+// `h3studio bench --vae` decode with it.
+func VideoDecodeOptions(p *plan.Plan, prec ggml.Precision) vae.DecodeOptions {
+	opt := vae.DecodeOptions{Precision: prec}
+	if p.Residency.VAEDecoder != plan.Streamed {
+		return opt
+	}
+	for _, ph := range p.Memory.Phases {
+		if ph.Name == plan.PhaseDecode {
+			opt.MemoryBudget = max(ph.ScratchBytes, 1<<28)
+		}
+	}
+	return opt
 }
 
 // decodeAudio runs the audio VAE decoder and trims the track to the

@@ -281,15 +281,24 @@ func denoisePhase(in phaseInput, refs references) Phase {
 	return dn
 }
 
+// VideoDecodeBytes is the video VAE decoder's activation scratch for one
+// call on canvas c: a 7-latent chunk of one 256-px tile (the whole canvas
+// when smaller), per token the residual stream, normed copy, QKV and the
+// attention output (5·dim) and the FFN's gate|value and product (3·mlp),
+// plus the call's raw pixel patch. The decode phase's scratch is the
+// larger of this and the audio decoder's; `bench --vae` measures it.
+func (d Dims) VideoDecodeBytes(c layout.Canvas) int64 {
+	tok := int64(vaeChunk)*tilePixels(c, vaeTile)/256 + 5
+	return tok*int64(5*d.DecDim+3*d.DecMLP)*f32 + 4*vaeChunk*tilePixels(c, vaeTile)*3*f32
+}
+
 // decodePhase is the VAE decode, then the audio decode, at the model canvas.
 func decodePhase(in phaseInput) Phase {
 	l, m, d := in.l, in.model, in.model.Dims
 	final := latentBytes(l.Canvas, l.LatentFrames, d.LatentCh) + int64(2*d.AudioCh*l.AudioLatents)*f32
-	tok := int64(vaeChunk)*tilePixels(l.Canvas, vaeTile)/256 + 5
-	decScratch := tok*int64(5*d.DecDim+3*d.DecMLP)*f32 + 4*vaeChunk*tilePixels(l.Canvas, vaeTile)*3*f32
 	vd := Phase{Name: PhaseDecode, Residency: in.knobs.VAEDecoder,
 		WeightsBytes: m.AudioVAEBytes(),
-		ScratchBytes: max(decScratch, int64(l.AudioLatents)*audioDecodePerLatent),
+		ScratchBytes: max(d.VideoDecodeBytes(l.Canvas), int64(l.AudioLatents)*audioDecodePerLatent),
 		MediaBytes:   int64(l.Frames) * pix(l.Canvas) * 3,
 		CarriedBytes: final,
 	}

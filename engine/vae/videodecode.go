@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"h3studio/engine/ggml"
 	"h3studio/engine/tap"
@@ -17,8 +18,11 @@ type VideoDecoder struct {
 	ws  *weights.Module
 	net *videoDecoder
 	opt DecodeOptions
-	// Calls counts decoder graph runs (temporal chunks x spatial tiles).
-	Calls int
+	// Calls counts decoder graph runs (temporal chunks x spatial tiles);
+	// GraphTime is their compute and read-back time, the rest of a decode
+	// being host work (un-patchify, blending, frame conversion).
+	Calls     int
+	GraphTime time.Duration
 	// Tap, when set, receives the intermediates named in the parity
 	// fixtures (tap.* of tools/fixtures/vae) from every graph.
 	Tap     tap.Func
@@ -286,6 +290,25 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	if err := ctx.Err(); err != nil {
 		return vol{}, err
 	}
+	g, out, tp := d.tileGraph(z)
+	defer g.Free()
+	if d.inspect != nil {
+		d.inspect(g)
+	}
+	t0 := time.Now()
+	if err := g.Compute(); err != nil {
+		return vol{}, fmt.Errorf("vae: decode: %w", err)
+	}
+	rows := out.F32()
+	d.GraphTime += time.Since(t0)
+	d.Calls++
+	tp.Deliver()
+	return d.net.unpatchify(rows, z.t, z.h, z.w), nil
+}
+
+// tileGraph builds one decoder call on de-normalised latents [C][T][h][w]
+// with its inputs set: the graph, its output patches and its taps.
+func (d *VideoDecoder) tileGraph(z vol) (*ggml.Graph, *ggml.Tensor, *tap.Graph) {
 	n := z.t * z.h * z.w
 	tokens := make([]float32, z.c*n)
 	for c := range z.c {
@@ -294,7 +317,6 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 		}
 	}
 	g := d.b.NewGraph(0)
-	defer g.Free()
 	in := g.Input("latent", ggml.F32, z.c, n)
 	in.SetF32(tokens)
 	s := n + decoderSuffix
@@ -306,15 +328,7 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	tp := tap.On(g, d.Tap)
 	out := d.net.Forward(g, in, cosT, sinT, d.opt.Precision.KV, tp)
 	g.Output(out)
-	if d.inspect != nil {
-		d.inspect(g)
-	}
-	if err := g.Compute(); err != nil {
-		return vol{}, fmt.Errorf("vae: decode: %w", err)
-	}
-	d.Calls++
-	tp.Deliver()
-	return d.net.unpatchify(out.F32(), z.t, z.h, z.w), nil
+	return g, out, tp
 }
 
 // unpatchify maps rows [(c, dt, dy, dx)] of each voxel (t, h, w) to pixels.

@@ -1,6 +1,7 @@
 package weights
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -139,4 +140,41 @@ func dimsOf(f field, tag string) ([]int64, error) {
 		out[i] = n
 	}
 	return out, nil
+}
+
+// Slot is one weight of a module as LoadModule would place it: its
+// checkpoint name, checkpoint rank and backend shape (ggml order).
+type Slot struct {
+	Name  string
+	Rank  int
+	Shape []int
+}
+
+// Slots lists module's weights with the shapes its tags resolve to (dims
+// as LoadOptions.Dims), so a synthetic source (seeded benchmark weights)
+// places a module exactly as a checkpoint would, without a file. Every
+// weight needs a `shape` tag; transformed weights keep their stored shape.
+func Slots(prefix string, module any, dims map[string]int64) ([]Slot, error) {
+	fields, errs := walkFields(prefix, module, dims)
+	var out []Slot
+	for _, f := range fields {
+		want, err := dimsOf(f, f.shape)
+		if err == nil && want == nil {
+			err = fmt.Errorf("%s: no shape tag", f.name)
+		}
+		backend, errG := dimsOf(f, f.ggml)
+		if err = errors.Join(err, errG); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s := Slot{Name: f.name, Rank: len(want), Shape: GGMLShape(want)}
+		if backend != nil {
+			s.Shape = make([]int, len(backend))
+			for i, d := range backend {
+				s.Shape[i] = int(d)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
 }

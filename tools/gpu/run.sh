@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One call on a Linux machine with an NVIDIA GPU: builds ggml's CUDA backend
 # (unless bin/libggml-cuda.so is already there), times the release DiT's
-# 50-block stack with `h3studio bench --dit` on it and the Qwen3-VL
-# prefill with `--qwen`, times the same work in PyTorch (dit_ref.py,
-# qwen_ref.py here) in the same run, and prints the tables.
+# 50-block stack with `h3studio bench --dit` on it, the Qwen3-VL prefill
+# with `--qwen` and the video VAE decode with `--vae`, times the same work
+# in PyTorch (dit_ref.py, qwen_ref.py, vae_ref.py here) in the same run,
+# and prints the tables.
 #
 #   tools/gpu/run.sh [GEOMETRIES]      default 512x512x22,864x480x56,1344x768x124
 #
@@ -12,6 +13,9 @@
 #   CUDA_ARCHITECTURES  for the build (default native; 90-real for H100/H200)
 #   DIT_WEIGHTS         weight types of the ggml stacks (default bf16,q8_0)
 #   QWEN                Qwen prefill lengths (default 10231,100000; none skips)
+#   VAE                 video VAE decode geometries (default 1344x768x124; none skips)
+#   VAE_WEIGHTS         the decoder's matrices: f32 (default, the official
+#                       checkpoint's) or f16 (ComfyUI's repack)
 #   OUT                 where the logs and tables go (default build/gpu)
 # Needs bin/h3studio (make build, or Go to build it), python3 with PyTorch
 # and CUDA, and for the build cmake and nvcc.
@@ -70,11 +74,29 @@ grep -E "^backend|done in|wrote|h3studio render" "$out/render.log" | tail -8 || 
 # The Qwen3-VL prefill, after the DiT tables are written: its failure
 # leaves them intact.
 qwen=${QWEN:-10231,100000}
-[ "$qwen" = none ] && exit 0
-if ! "$bin" bench --size 64 --tokens 64 --qwen "$qwen" --json >"$out/qwen.jsonl" 2>>"$out/ggml.stderr"; then
+if [ "$qwen" != none ]; then
+    if ! "$bin" bench --size 64 --tokens 64 --qwen "$qwen" --json >"$out/qwen.jsonl" 2>>"$out/ggml.stderr"; then
+        tail -5 "$out/ggml.stderr" >&2
+        exit 1
+    fi
+    python3 tools/gpu/qwen_ref.py --tokens "$qwen" >"$out/qwen_torch.json" 2>"$out/qwen_torch.stderr" ||
+        { tail -20 "$out/qwen_torch.stderr" >&2; exit 1; }
+    python3 tools/gpu/table.py qwen "$out" | tee -a "$out/table.md"
+fi
+
+# The video VAE decode with the tiling the planner picks on this machine,
+# then ComfyUI's decode (tools/fixtures/vae/_ref/, which gen.py's header
+# says how to fill) of a latent of the same shape with the same tile.
+vae=${VAE:-1344x768x124}
+[ "$vae" = none ] && exit 0
+if ! "$bin" bench --size 64 --tokens 64 --vae "$vae" --vae-weights "${VAE_WEIGHTS:-f32}" --json \
+    >"$out/vae.jsonl" 2>>"$out/ggml.stderr"; then
     tail -5 "$out/ggml.stderr" >&2
     exit 1
 fi
-python3 tools/gpu/qwen_ref.py --tokens "$qwen" >"$out/qwen_torch.json" 2>"$out/qwen_torch.stderr" ||
-    { tail -20 "$out/qwen_torch.stderr" >&2; exit 1; }
-python3 tools/gpu/table.py qwen "$out" | tee -a "$out/table.md"
+for g in ${vae//,/ }; do
+    tile=$(python3 tools/gpu/table.py vaetile "$out/vae.jsonl" "$g")
+    python3 tools/gpu/vae_ref.py --geometries "$g" --dtype "${VAE_WEIGHTS:-f32}" --tile "$tile" \
+        >"$out/vae_torch-$g.json" 2>"$out/vae_torch.stderr" || { tail -20 "$out/vae_torch.stderr" >&2; exit 1; }
+done
+python3 tools/gpu/table.py vae "$out" | tee -a "$out/table.md"

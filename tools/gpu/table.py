@@ -7,6 +7,9 @@ dit_ref.py's JSON, both measured in the same run on the same GPU.
                              OUT/torch.json and OUT/plan-*.json
   table.py qwen OUT          the prefill table from OUT/qwen.jsonl and
                              OUT/qwen_torch.json
+  table.py vaetile JSONL G   the tile bench --vae decoded geometry G with
+  table.py vae OUT           the decode table from OUT/vae.jsonl and
+                             OUT/vae_torch-*.json
 
 A ratio is ggml's seconds over PyTorch's for the same forward (same rows,
 blocks and FLOP count): 1.00x is parity, above it ggml is slower.
@@ -143,11 +146,63 @@ def qwen_table(out):
         print(line + ".")
 
 
+def gb2(n):
+    return f"{n / 2**30:.2f}" if n else "-"
+
+
+def vae_lines(path):
+    return [r for r in ggml_lines(path) if r["name"].startswith("vae decode")]
+
+
+def vaetile_cmd(path, geom):
+    r = next((r for r in vae_lines(path) if r["name"].startswith(f"vae decode {geom},")), None)
+    if not r:
+        sys.exit(f"table.py: {path} has no decode of {geom}")
+    print(r["tile_px"])
+
+
+def vae_table(out):
+    g = vae_lines(os.path.join(out, "vae.jsonl"))
+    ref = {}
+    for path in glob.glob(os.path.join(out, "vae_torch-*.json")):
+        with open(path) as f:
+            t = json.load(f)
+        for s in t["geometries"]:
+            ref[s["geometry"]] = dict(s, weight_bytes=t["weight_bytes"], torch=t["torch"], tf32=t["tf32"])
+    print("\nVideo VAE decode of a seeded latent; ggml through engine/vae's production decode (7-latent chunks, "
+          "the planner's tile, blended on the host), PyTorch through ComfyUI's MiniMaxH3VideoVAE.decode (its own "
+          "tiled_decode, the same tile). ggml graphs = the decoder graphs' compute and read-back; the rest of ggml's "
+          "time is host work. Work = the device's high-water mark during the decode minus what it held "
+          "with the weights placed; call buffers = the compute buffers ggml's scheduler reserves for one decoder call; "
+          "planned = the planner's VideoDecodeBytes for the canvas (planned/measured against the work).\n")
+    print("| geometry | weights | tile px | calls (ggml / PyTorch) | ggml s | ggml graphs s | ggml TFLOP/s | PyTorch s | "
+          "ratio | ggml work GB | ggml call buffers GB | planned GB | planned/measured | ggml weights GB | "
+          "PyTorch peak GB (weights) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in g:
+        geom = r["name"].split()[2].rstrip(",")
+        p = ref.get(geom)
+        ps, ratio, peak, calls = "-", "-", "-", f"{r['decode_calls']} / -"
+        if p:
+            ps, ratio = f"{p['seconds']:.2f}", f"{r['seconds'] / p['seconds']:.2f}x"
+            peak, calls = f"{gb2(p['peak_bytes'])} ({gb2(p['weight_bytes'])})", f"{r['decode_calls']} / {p['calls']}"
+        work, planned = r.get("compute_bytes", 0), r.get("planned_work_bytes", 0)
+        pm = f"{planned / work:.2f}" if work else "-"
+        print(f"| {geom} | {r['dtype']} | {r['tile_px']} | {calls} | {r['seconds']:.2f} | {r.get('graph_seconds', 0):.2f} | "
+              f"{r['gflops'] / 1000:.0f} | "
+              f"{ps} | {ratio} | {gb2(work)} | {gb2(r.get('call_buffer_bytes'))} | {gb2(planned)} | {pm} | "
+              f"{gb2(r.get('weight_bytes'))} | {peak} |")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "rows":
         rows_cmd(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "qwen":
         qwen_table(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "vaetile":
+        vaetile_cmd(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "vae":
+        vae_table(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "table":
         table_cmd(sys.argv[2])
         plan_table(sys.argv[2])

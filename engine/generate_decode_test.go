@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"testing"
+
+	"h3studio/engine/arch"
+	"h3studio/engine/ggml"
+	"h3studio/engine/layout"
+	"h3studio/engine/plan"
+	"h3studio/engine/vae"
+)
+
+// TestVideoDecodeOptionsFollowPlan: the decoder's tile is the planner's
+// choice. Where the plan holds the release decoder resident the config's
+// 256-px tile decodes; under a budget tight enough that the fitter
+// streams the decoder, one call's activations are bounded by the decode
+// phase's scratch, which shrinks the tile to fit it.
+func TestVideoDecodeOptionsFollowPlan(t *testing.T) {
+	cfg, err := arch.ReleaseVideoVAE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := plan.LookupModel("official-bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := plan.LookupMachine("m5-max-128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := plan.Request{Canvas: layout.Canvas{Width: 1344, Height: 768}, Frames: 124, Prompt: "a red fox running through snow at dawn"}
+	for _, c := range []struct {
+		gb       float64
+		streamed bool
+	}{{200, false}, {8, true}} {
+		p, err := PlanFor(m, r, base.WithBudgetGB(c.gb), plan.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := VideoDecodeOptions(p, ggml.Precision{})
+		ts := vae.DecodeTile(cfg, o)
+		t.Logf("%g GB: decoder %s, call budget %d B, tile %d px", c.gb, p.Residency.VAEDecoder, o.MemoryBudget, ts)
+		if got := p.Residency.VAEDecoder == plan.Streamed; got != c.streamed {
+			t.Fatalf("%g GB: decoder %s, want streamed %v", c.gb, p.Residency.VAEDecoder, c.streamed)
+		}
+		if !c.streamed {
+			if o.MemoryBudget != 0 || ts != cfg.TileSize {
+				t.Errorf("%g GB: resident decoder got budget %d and tile %d, want none and %d", c.gb, o.MemoryBudget, ts, cfg.TileSize)
+			}
+			continue
+		}
+		var scratch int64
+		for _, ph := range p.Memory.Phases {
+			if ph.Name == plan.PhaseDecode {
+				scratch = ph.ScratchBytes
+			}
+		}
+		if o.MemoryBudget != max(scratch, 1<<28) || ts >= cfg.TileSize || vae.TileBytes(cfg, ts) > o.MemoryBudget {
+			t.Errorf("%g GB: budget %d (phase scratch %d), tile %d needing %d B; want the phase's budget and a tile within it below %d",
+				c.gb, o.MemoryBudget, scratch, ts, vae.TileBytes(cfg, ts), cfg.TileSize)
+		}
+	}
+}
