@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -23,6 +25,26 @@ type qwenBench struct {
 	dt     ggml.DType
 	layers int          // 0: the 50 H3 uses
 	trace  *slog.Logger // --trace: every graph's time on stderr; nil: quiet
+}
+
+// qwenFlags registers the --qwen flags on fs; the returned function reads
+// them after parsing (nil without --qwen). --trace sends every graph's
+// time to stderr.
+func qwenFlags(fs *flag.FlagSet, stderr io.Writer) func() (*qwenBench, error) {
+	tokens := fs.String("qwen", "", "also time the Qwen3-VL language-layer prefill (seeded synthetic weights) at these prompt lengths, e.g. 10231,100000")
+	dtype := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
+	layers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
+	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
+	return func() (*qwenBench, error) {
+		if *tokens == "" {
+			return nil, nil
+		}
+		qb, err := parseQwenBench(*tokens, *dtype, *layers)
+		if err == nil && *trace {
+			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		return qb, err
+	}
 }
 
 func parseQwenBench(tokens, dtype string, layers int) (*qwenBench, error) {

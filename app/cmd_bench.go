@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -83,16 +82,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ditTypes := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
 	ditBlocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
 	ditLoRA := fs.Int("dit-lora", 0, "also time each --dit geometry with a seeded LoRA of this rank on every block (the Turbo adapters' is 64)")
-	qwenTokens := fs.String("qwen", "", "also time the Qwen3-VL language-layer prefill (seeded synthetic weights) at these prompt lengths, e.g. 10231,100000")
-	qwenType := fs.String("qwen-weights", "bf16", "weight type of the --qwen layers")
-	qwenLayers := fs.Int("qwen-layers", 0, "layers in the --qwen prefill (0: the 50 H3 uses)")
-	trace := fs.Bool("trace", false, "print every --qwen graph's time to stderr")
+	qwenBenchFromFlags := qwenFlags(fs, stderr)
 	vaeBenchFromFlags := vaeFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var db *ditBench
-	var qb *qwenBench
 	var err error
 	if *ditGeoms != "" {
 		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
@@ -103,13 +98,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		db.loraRank = *ditLoRA
 	}
-	if *qwenTokens != "" {
-		if qb, err = parseQwenBench(*qwenTokens, *qwenType, *qwenLayers); err != nil {
-			return err
-		}
-		if *trace {
-			qb.trace = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		}
+	qb, err := qwenBenchFromFlags()
+	if err != nil {
+		return err
 	}
 	vb, err := vaeBenchFromFlags()
 	if err != nil {
