@@ -4,6 +4,7 @@ package textenc
 
 import (
 	"hash/fnv"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -111,7 +112,7 @@ func TestReleaseLayerShortSequence(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24}, kvType: b.KVType(), b: b}
+	m := &Model{cfg: cfg, opts: Options{Layers: 1, QueryChunk: 16, RowGroup: 24, Logger: slog.Default()}, kvType: b.KVType(), b: b}
 	m.graphHook = auditHook(t, false)
 	t0 := time.Now()
 	x0 := append([]float32(nil), x...)
