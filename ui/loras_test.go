@@ -381,3 +381,35 @@ func TestLoRARenderFromWindow(t *testing.T) {
 		t.Errorf("the second render records LoRAs %+v and took %v from the engine's cache, want strength 0.5 and the text", req.LoRAs, st.Cached)
 	}
 }
+
+// Undo of a Turbo LoRA's removal brings the LoRA back with the Turbo
+// preset it ran under (the removal had fallen back to Default).
+func TestUndoRemovalRestoresTurboPreset(t *testing.T) {
+	h := newHarness(t)
+	src := tinyLoRA(t, "x.safetensors", 0)
+	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSettled()
+	h.run(func() { h.s.AddLoRAs([]string{path}) })
+	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
+	h.run(func() { h.s.ed.preset.SetSelected("Turbo") })
+	h.waitSettled()
+	row := h.row(0)
+	h.run(func() { test.Tap(row.remove) })
+	h.waitSettled()
+	h.run(func() {
+		if h.s.ed.preset.Selected != "Default" {
+			t.Fatalf("after the removal the preset is %q", h.s.ed.preset.Selected)
+		}
+		h.s.Undo()
+		if len(h.s.ed.loras.items) != 1 || h.s.ed.preset.Selected != "Turbo" {
+			t.Errorf("after Undo: %d LoRAs, preset %q; want the LoRA back under Turbo", len(h.s.ed.loras.items), h.s.ed.preset.Selected)
+		}
+	})
+}

@@ -10,14 +10,17 @@ import (
 const typingPause = time.Second
 
 // editState is what Undo brings back: the prompt, the references and the
-// LoRAs with their strengths. The other fields have their own entry-level
-// undo, and a plan is recomputed from whatever the state is.
+// LoRAs with their strengths, and the preset (a Turbo LoRA's removal
+// drops the Turbo preset; undoing it brings both back). The
+// other fields have their own entry-level undo, and a plan is recomputed
+// from whatever the state is.
 type editState struct {
 	prompt               string
 	mode                 string
 	images, videos, clip []*refItem
 	first, last          *refItem
 	loras                []loraItem
+	preset               string // not a step of its own: it rides along for Turbo
 }
 
 // sameRefs is whether a and b list the same files (references and LoRAs),
@@ -46,6 +49,7 @@ func (s *Studio) state() editState {
 		prompt: s.ed.prompt.Text, mode: s.mode.Selected,
 		images: slices.Clone(s.images.items), videos: slices.Clone(s.videos.items), clip: slices.Clone(s.audio.items),
 		first: s.first.item, last: s.last.item, loras: slices.Clone(s.ed.loras.items),
+		preset: s.ed.preset.Selected,
 	}
 }
 
@@ -58,6 +62,7 @@ func (s *Studio) record() {
 	}
 	now := s.state()
 	if now.prompt == h.cur.prompt && now.sameRefs(h.cur) && slices.Equal(now.loras, h.cur.loras) {
+		h.cur.preset = now.preset // a preset change is no step, but the next one keeps it
 		return
 	}
 	// Typing, and dragging a strength slider, send a change per keystroke
@@ -125,6 +130,13 @@ func (s *Studio) setState(st editState) {
 	}
 	s.ed.loras.items = slices.Clone(st.loras)
 	s.ed.loras.rebuild()
+	// The Turbo preset is offered only with its LoRA, and its LoRA's
+	// removal took it away: that, and only that, Undo gives back (other
+	// preset choices are not undo steps and stay as the user left them).
+	s.ed.updatePresets()
+	if st.preset == turboTitle && s.ed.preset.Selected != turboTitle && slices.Contains(s.ed.preset.Options, turboTitle) {
+		s.ed.preset.SetSelected(turboTitle)
+	}
 	if s.first.item != st.first {
 		s.first.set(st.first)
 	}
