@@ -47,6 +47,9 @@ type editor struct {
 	audioShift *widget.Entry
 	advanced   *widget.Accordion
 	loras      *loraList
+	// turboHeld is set while the Turbo preset the user chose is away only
+	// because its LoRA is (for now) at strength 0: it comes back with it.
+	turboHeld bool
 }
 
 // turboTitle is the Turbo preset as the picker shows it.
@@ -213,11 +216,15 @@ func (e *editor) updatePresets() {
 	if !slices.Equal(names, e.preset.Options) {
 		e.preset.SetOptions(names)
 	}
-	if !turbo && e.preset.Selected == turboTitle {
-		onChanged := e.preset.OnChanged
-		e.preset.OnChanged = nil
-		e.preset.SetSelected("Default")
-		e.preset.OnChanged = onChanged
+	switch {
+	case !turbo && e.preset.Selected == turboTitle:
+		e.selectQuietly("Default")
+		e.turboHeld = len(ls) > 0 // a LoRA turned off, not removed
+	case turbo && e.turboHeld && e.preset.Selected == "Default":
+		e.selectQuietly(turboTitle)
+		e.turboHeld = false
+	case e.preset.Selected != "Default" || len(ls) == 0:
+		e.turboHeld = false // another choice, or nothing left to come back with
 	}
 	e.loras.setHint(app.TurboText(req))
 	if turbo && e.preset.Selected == turboTitle {
@@ -229,6 +236,15 @@ func (e *editor) updatePresets() {
 	e.steps.SetPlaceHolder("preset's")
 	e.videoShift.SetPlaceHolder("model's")
 	e.audioShift.SetPlaceHolder("model's")
+}
+
+// selectQuietly picks a preset without the picker's change handler: the
+// window's own adjustment is no edit.
+func (e *editor) selectQuietly(title string) {
+	onChanged := e.preset.OnChanged
+	e.preset.OnChanged = nil
+	e.preset.SetSelected(title)
+	e.preset.OnChanged = onChanged
 }
 
 // presetNamed is the preset of that name (the zero Preset if none).

@@ -413,3 +413,35 @@ func TestUndoRemovalRestoresTurboPreset(t *testing.T) {
 		}
 	})
 }
+
+// A Turbo LoRA's strength taken through 0 and back (a slider drag) keeps
+// the Turbo preset the user chose: at 0 the preset falls back to Default,
+// and it returns with the LoRA.
+func TestTurboPresetSurvivesStrengthZero(t *testing.T) {
+	h := newHarness(t)
+	src := tinyLoRA(t, "x.safetensors", 0)
+	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSettled()
+	h.run(func() { h.s.AddLoRAs([]string{path}) })
+	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
+	h.run(func() { h.s.ed.preset.SetSelected("Turbo") })
+	h.waitSettled()
+	row := h.row(0)
+	h.run(func() {
+		row.field.SetText("0")
+		if h.s.ed.preset.Selected != "Default" {
+			t.Errorf("at strength 0 the preset is %q, want Default", h.s.ed.preset.Selected)
+		}
+		row.field.SetText("1")
+		if h.s.ed.preset.Selected != "Turbo" {
+			t.Errorf("back at strength 1 the preset is %q, want Turbo", h.s.ed.preset.Selected)
+		}
+	})
+}
