@@ -239,7 +239,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	d := p.DiTRows
 	fmt.Fprintf(tw, "\nDiT rows %d: text %d, conditions %d, references %d, audio %d, video %d\n", d.Total, d.Text, d.Conditions, d.References, d.Audio, d.Video)
 	for _, l := range p.LoRAs {
-		fmt.Fprintf(tw, "LoRA %s at strength %g: %s resident beside the DiT\n", l.Path, l.Strength, GBText(l.ResidentBytes))
+		fmt.Fprintf(tw, "LoRA %s\n", LoRAPlanText(l.Path, l))
 	}
 	fmt.Fprintf(tw, "\nmemory: peak %s %s, budget %s\n", GBText(p.Memory.PeakBytes), MemoryPhaseText(p.Memory.PeakPhase), GBText(p.Memory.BudgetBytes))
 	fmt.Fprintln(tw, "phase\tpeak\tweights\tscratch\tmedia\tcarried\tresidency")

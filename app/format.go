@@ -235,6 +235,13 @@ func RefPlanText(name string, rp plan.RefPlan) string {
 	return s
 }
 
+// LoRAPlanText is one LoRA's line in a plan, the window's and the CLI's:
+// its strength and the memory its factors hold beside the transformer
+// ("turbo.safetensors at strength 1: 0.78 GB beside the transformer").
+func LoRAPlanText(name string, l plan.LoRA) string {
+	return fmt.Sprintf("%s at strength %g: %s beside the transformer", name, l.Strength, GBText(l.ResidentBytes))
+}
+
 // MemoryText is the meter beside a render's progress: the memory in use
 // now against the plan's predicted peak ("0.31 GB of 0.35 GB planned"),
 // with the GPU's share where the backend reports one. Without a plan

@@ -445,3 +445,18 @@ func TestTurboPresetSurvivesStrengthZero(t *testing.T) {
 		}
 	})
 }
+
+// The plan panel names each listed LoRA with its strength and the memory
+// its factors take, in the CLI's words.
+func TestPlanPanelListsLoRAs(t *testing.T) {
+	h := newHarness(t)
+	path := tinyLoRA(t, "style.safetensors", 0)
+	h.waitSettled()
+	h.drop(path)
+	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
+	h.run(func() {
+		if got := h.s.plan.refs.Text; !strings.Contains(got, "style.safetensors at strength 1: ") || !strings.Contains(got, " beside the transformer") {
+			t.Errorf("the plan panel's lines %q do not name the LoRA", got)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -102,6 +103,9 @@ func (p *planPanel) show(pl *plan.Plan, labels []string) {
 			name = labels[i]
 		}
 		refs = append(refs, app.RefPlanText(name, rp))
+	}
+	for _, l := range pl.LoRAs {
+		refs = append(refs, app.LoRAPlanText(filepath.Base(l.Path), l))
 	}
 	p.refs.SetText(strings.Join(refs, "\n"))
 	var dec []string
