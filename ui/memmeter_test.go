@@ -43,7 +43,7 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 	var shown string
 	h.waitFor("the memory meter", 60*time.Second, func() bool {
 		shown = h.s.meter.label.Text
-		return h.s.running != "" && h.s.meter.label.Visible() && strings.HasSuffix(shown, want)
+		return h.s.running != "" && h.s.meter.label.Visible() && strings.HasSuffix(shown, want) && !strings.HasPrefix(shown, "0.00 GB")
 	})
 	t.Logf("meter during the render: %q", shown)
 	h.run(func() {
@@ -74,5 +74,33 @@ func TestMemoryMeterDuringRender(t *testing.T) {
 	time.Sleep(3 * memMeterPeriod)
 	if after := reads.Load(); after != n {
 		t.Errorf("%d more readings after the render ended", after-n)
+	}
+}
+
+// The meter shows what the render adds to the process's memory, not the
+// window's own share: a render that grows the process from 100 MB to
+// 160 MB reads "0.06 GB of ... planned".
+func TestMemoryMeterShowsTheRendersShare(t *testing.T) {
+	var n atomic.Int64
+	read := func() app.MemoryUse {
+		if n.Add(1) == 1 {
+			return app.MemoryUse{Resident: 100e6}
+		}
+		return app.MemoryUse{Resident: 160e6}
+	}
+	m := newMemMeter(read)
+	posts := make(chan func(), 8) // run here, as the UI goroutine would
+	done := make(chan struct{})
+	defer close(done)
+	m.start(func(f func()) { go f() }, func(f func()) { posts <- f }, done)
+	m.plan(100e6)
+	select {
+	case f := <-posts:
+		f()
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reading")
+	}
+	if want := "0.06 GB of 0.09 GB planned"; m.label.Text != want {
+		t.Errorf("meter %q, want %q", m.label.Text, want)
 	}
 }
