@@ -116,6 +116,11 @@ func withLoRADigests(r Request) (Request, error) {
 	return r, nil
 }
 
+// LoRADigest is the hex SHA-256 of an adapter file as requests record it
+// (cached by path, size and modification time): the window compares a
+// restored request's digest with the file's.
+func LoRADigest(path string) (string, error) { return fileDigest(path) }
+
 // fileDigest is the hex SHA-256 of a file, cached.
 func fileDigest(path string) (string, error) {
 	st, err := os.Stat(path)

@@ -87,3 +87,9 @@ func OwnBudgetText(mc plan.Machine) string {
 // ReadingText shows while dropped or chosen files are read ("Reading 1
 // file…", never "1 file(s)").
 func ReadingText(n int) string { return "Reading " + countText(n, "file") + "…" }
+
+// LoRAChangedText adds to a restored LoRA's coverage line that its file is
+// not the one the clip was made with (its SHA-256 differs).
+func LoRAChangedText(coverage string) string {
+	return coverage + " · changed since the clip was made: this render will differ"
+}

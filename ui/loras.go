@@ -34,6 +34,9 @@ type loraItem struct {
 	Path     string
 	Strength float64
 	QKV      string // a restored request's row order ("" auto)
+	// SHA256 is the digest a restored request recorded for the file (""
+	// for one added here): the coverage line says when the file changed.
+	SHA256 string
 	// Typed is the strength field's text while it holds no number in
 	// range ("" otherwise); the request reports it.
 	Typed string
@@ -196,7 +199,7 @@ func (l *loraList) loras() ([]app.LoRA, error) {
 func (l *loraList) fill(ls []app.LoRA) {
 	l.items = nil
 	for _, x := range ls {
-		l.items = append(l.items, loraItem{Path: x.Path, Strength: x.Strength, QKV: x.QKV})
+		l.items = append(l.items, loraItem{Path: x.Path, Strength: x.Strength, QKV: x.QKV, SHA256: x.SHA256})
 	}
 	l.rebuild()
 }
@@ -268,24 +271,30 @@ func (s *Studio) inspectLoRA(model, path string) (coverageLine, error) {
 // with its sentence, as the request names it and its plan refuses it.
 func (s *Studio) checkLoRAs() {
 	l := s.ed.loras
-	var paths []string
+	var todo []loraItem
 	for _, it := range l.items {
 		if _, ok := l.coverage[it.Path]; !ok {
-			paths = append(paths, it.Path)
+			todo = append(todo, it)
 		}
 	}
-	if len(paths) == 0 {
+	if len(todo) == 0 {
 		return
 	}
 	model := s.model
 	s.spawn(func() {
-		lines := make([]coverageLine, len(paths))
-		for i, p := range paths {
-			lines[i], _ = s.inspectLoRA(model, p) // the line says why
+		lines := make([]coverageLine, len(todo))
+		for i, it := range todo {
+			var err error
+			lines[i], err = s.inspectLoRA(model, it.Path) // the line says why
+			if err == nil && it.SHA256 != "" {
+				if d, derr := app.LoRADigest(it.Path); derr == nil && d != it.SHA256 {
+					lines[i].text = app.LoRAChangedText(lines[i].text)
+				}
+			}
 		}
 		s.cfg.Exec.Do(func() {
-			for i, p := range paths {
-				l.coverage[p] = lines[i]
+			for i, it := range todo {
+				l.coverage[it.Path] = lines[i]
 			}
 			l.rebuild()
 			relayout(s.edScroll)

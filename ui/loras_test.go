@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -288,7 +289,7 @@ func TestRestoreFillsLoRAs(t *testing.T) {
 	}
 	h.waitSettled()
 	req := app.Request{Prompt: "a cat", Width: 64, Height: 64, Seconds: 1, Seed: 3, Preset: app.TurboPreset,
-		LoRAs: []app.LoRA{{Path: path, Strength: 0.7, SHA256: "ab"}}}
+		LoRAs: []app.LoRA{{Path: path, Strength: 0.7, SHA256: fmt.Sprintf("%x", sha256.Sum256(raw))}}}
 	h.run(func() { h.s.Restore(req) })
 	wantCov := fmt.Sprintf("%d modules · rank 2", len(tinyTargets().Modules))
 	h.waitFor("the coverage line", 60*time.Second, func() bool {
@@ -458,5 +459,21 @@ func TestPlanPanelListsLoRAs(t *testing.T) {
 		if got := h.s.plan.refs.Text; !strings.Contains(got, "style.safetensors at strength 1: ") || !strings.Contains(got, " beside the transformer") {
 			t.Errorf("the plan panel's lines %q do not name the LoRA", got)
 		}
+	})
+}
+
+// A restored request whose LoRA file has changed since the clip was made
+// (its recorded SHA-256 differs) says so on the LoRA's row.
+func TestRestoredLoRAChangedFile(t *testing.T) {
+	h := newHarness(t)
+	path := tinyLoRA(t, "style.safetensors", 0)
+	h.waitSettled()
+	req := app.Request{Prompt: "a cat", Width: 64, Height: 64, Seconds: 1, Seed: 3,
+		LoRAs: []app.LoRA{{Path: path, Strength: 1, SHA256: strings.Repeat("0", 64)}}}
+	h.run(func() { h.s.Restore(req) })
+	want := app.LoRAChangedText(fmt.Sprintf("%d modules · rank 2", len(tinyTargets().Modules)))
+	h.waitFor("the coverage line", 60*time.Second, func() bool {
+		r, ok := findLoRARow(h.s, 0)
+		return ok && r.labels[1].Text == want
 	})
 }
