@@ -17,6 +17,11 @@
 #   VAE_WEIGHTS         the decoder's matrices: f32 (default, the official
 #                       checkpoint's) or f16 (ComfyUI's repack)
 #   OUT                 where the logs and tables go (default build/gpu)
+#   SANITIZE            1: only run compute-sanitizer's memcheck on a one-block
+#                       q8_0 DiT stack (with CUDA graphs off, so their update
+#                       failures do not fill the print limit) into
+#                       sanitizer.log, to name the kernel behind the illegal
+#                       memory accesses docs/PERFORMANCE.md lists
 # Needs bin/h3studio (make build, or Go to build it), python3 with PyTorch
 # and CUDA, and for the build cmake and nvcc.
 set -euo pipefail
@@ -41,6 +46,15 @@ if [ ! -f bin/libggml-cuda.so ]; then
     echo "cuda build: $(($(date +%s) - t0)) s, $(du -h bin/libggml-cuda.so | cut -f1)" | tee -a "$out/build.log"
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+
+if [ "${SANITIZE:-}" = 1 ]; then
+    cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    GGML_CUDA_DISABLE_GRAPHS=1 timeout 300 "$cs" --tool memcheck --print-limit 20 \
+        "$bin" bench --size 64 --tokens 64 --dit 512x512x22 --dit-weights q8_0 --dit-blocks 1 --json \
+        >"$out/sanitizer.log" 2>&1 || true
+    grep -m20 -A10 "Invalid\|illegal" "$out/sanitizer.log" | head -80
+    exit 0
+fi
 
 # The binary must find the GPU on its own: a CPU fallback would time the
 # CPU (and fill host memory with 38 GB of weights), so check first.
