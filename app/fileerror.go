@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"h3studio/media"
@@ -53,34 +52,23 @@ const stillFormats = "PNG, JPEG, WebP, GIF, BMP or TIFF"
 
 // verified remembers stills that decoded whole, keyed as the probe cache
 // is, so the window's re-plan on every edit decodes each picture once.
-var verified = struct {
-	m map[probeKey]bool
-}{m: map[probeKey]bool{}}
+var verified fileCache[probeKey, bool]
 
 // VerifyImage decodes a still completely, which a header probe cannot:
 // a picture cut short after its header probes fine and would fail only
 // when the render reads it, after the weights have loaded.
 func VerifyImage(ctx context.Context, path string) error {
-	st, err := os.Stat(path)
+	key, err := fileKey(path)
 	if err != nil {
 		return &FileError{path, err}
 	}
-	key := probeKey{path, st.Size(), st.ModTime()}
-	probes.Lock()
-	ok := verified.m[key]
-	probes.Unlock()
-	if ok {
+	if _, ok := verified.get(key); ok {
 		return nil
 	}
 	if _, err := media.DecodeImage(path); err != nil {
 		return &FileError{path, err}
 	}
-	probes.Lock()
-	if len(verified.m) >= probeCacheSize {
-		clear(verified.m)
-	}
-	verified.m[key] = true
-	probes.Unlock()
+	verified.put(key, true)
 	return nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"h3studio/engine"
 	"h3studio/engine/lora"
@@ -94,10 +93,7 @@ func planLoRAs(r Request) ([]plan.LoRA, error) {
 
 // digests caches file digests by (path, size, mtime): hashing a 780 MB
 // Turbo adapter takes seconds, and a job is prepared more than once.
-var digests = struct {
-	sync.Mutex
-	m map[probeKey]string
-}{m: map[probeKey]string{}}
+var digests fileCache[probeKey, string]
 
 // withLoRADigests returns r with every adapter's SHA256 filled in.
 func withLoRADigests(r Request) (Request, error) {
@@ -123,15 +119,11 @@ func LoRADigest(path string) (string, error) { return fileDigest(path) }
 
 // fileDigest is the hex SHA-256 of a file, cached.
 func fileDigest(path string) (string, error) {
-	st, err := os.Stat(path)
+	key, err := fileKey(path)
 	if err != nil {
 		return "", err
 	}
-	key := probeKey{path, st.Size(), st.ModTime()}
-	digests.Lock()
-	d, ok := digests.m[key]
-	digests.Unlock()
-	if ok {
+	if d, ok := digests.get(key); ok {
 		return d, nil
 	}
 	f, err := os.Open(path)
@@ -143,13 +135,8 @@ func fileDigest(path string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
-	d = hex.EncodeToString(h.Sum(nil))
-	digests.Lock()
-	if len(digests.m) >= probeCacheSize {
-		clear(digests.m)
-	}
-	digests.m[key] = d
-	digests.Unlock()
+	d := hex.EncodeToString(h.Sum(nil))
+	digests.put(key, d)
 	return d, nil
 }
 

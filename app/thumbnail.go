@@ -4,8 +4,6 @@ import (
 	"context"
 	"image"
 	"image/color"
-	"os"
-	"sync"
 	"time"
 
 	"h3studio/media"
@@ -24,19 +22,7 @@ type thumbKey struct {
 // thumbs caches thumbnails as probes caches headers: a file shown again
 // (Reuse, the session restored at start, a history row redrawn after each
 // job) costs a stat instead of an FFmpeg run.
-var thumbs = struct {
-	sync.Mutex
-	m map[thumbKey]image.Image
-}{m: map[thumbKey]image.Image{}}
-
-// fileKey is the cache key of path as it is now.
-func fileKey(path string) (probeKey, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return probeKey{}, err
-	}
-	return probeKey{path, st.Size(), st.ModTime()}, nil
-}
+var thumbs fileCache[thumbKey, image.Image]
 
 // Thumbnail is a picture of a file for the window's rows, within side x
 // side: a still scaled down, a frame near a video's start (media's poster
@@ -48,7 +34,7 @@ func Thumbnail(ctx context.Context, path string, side int) (image.Image, error) 
 	if err != nil {
 		return nil, &FileError{path, err}
 	}
-	if img, ok := cachedThumb(thumbKey{key, side}); ok {
+	if img, ok := thumbs.get(thumbKey{key, side}); ok {
 		return img, nil
 	}
 	info, err := Probe(ctx, path)
@@ -65,25 +51,13 @@ func Thumbnail(ctx context.Context, path string, side int) (image.Image, error) 
 	if err != nil {
 		return nil, &FileError{path, err}
 	}
-	thumbs.Lock()
-	if len(thumbs.m) >= probeCacheSize {
-		clear(thumbs.m)
-	}
-	thumbs.m[thumbKey{key, side}] = img
-	thumbs.Unlock()
+	thumbs.put(thumbKey{key, side}, img)
 	return img, nil
 }
 
 // waveformSpan is how much of an audio file its thumbnail draws: the
 // model takes at most 15 s of audio in all.
 const waveformSpan = 30 * time.Second
-
-func cachedThumb(k thumbKey) (image.Image, bool) {
-	thumbs.Lock()
-	defer thumbs.Unlock()
-	img, ok := thumbs.m[k]
-	return img, ok
-}
 
 // CachedThumbnail is the thumbnail Thumbnail made of the file as it is
 // now, found with one stat; false when it would need making.
@@ -92,7 +66,7 @@ func CachedThumbnail(path string, side int) (image.Image, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return cachedThumb(thumbKey{key, side})
+	return thumbs.get(thumbKey{key, side})
 }
 
 // ReadyReference is AddableReference with the file's thumbnail, answered
@@ -105,11 +79,9 @@ func ReadyReference(ctx context.Context, path, want string) (Reference, media.In
 	if err != nil {
 		return Reference{}, media.Info{}, nil, false
 	}
-	probes.Lock()
-	info, probed := probes.m[key]
-	whole := verified.m[key]
-	probes.Unlock()
-	thumb, drawn := cachedThumb(thumbKey{key, ThumbSide})
+	info, probed := probes.get(key)
+	_, whole := verified.get(key)
+	thumb, drawn := thumbs.get(thumbKey{key, ThumbSide})
 	if !probed || !drawn || (info.Kind == media.KindImage && !whole) {
 		return Reference{}, media.Info{}, nil, false
 	}
