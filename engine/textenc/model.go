@@ -1,6 +1,7 @@
 package textenc
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -190,7 +191,11 @@ func (m *Model) compute(name string, g *ggml.Graph) error {
 	}
 	// Per-graph wall time (inputs uploaded, computed, synchronised): the
 	// bench's --trace shows where a prefill's time goes, graph by graph.
-	m.opts.Logger.Debug("textenc graph", "graph", name, "ms", float64(time.Since(t0).Microseconds())/1e3, "splits", m.b.Splits())
+	// Checked first: the attributes (the backend's lock for Splits) would
+	// be paid on every graph of every prefill otherwise.
+	if m.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		m.opts.Logger.Debug("textenc graph", "graph", name, "ms", float64(time.Since(t0).Microseconds())/1e3, "splits", m.b.Splits())
+	}
 	return nil
 }
 
