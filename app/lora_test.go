@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,33 +18,13 @@ import (
 	"h3studio/engine"
 	"h3studio/engine/arch"
 	"h3studio/engine/lora"
+	"h3studio/engine/lora/loratest"
 	"h3studio/engine/weights/safetensors"
 )
 
-// tinyLoRA writes a rank-2 PEFT adapter over every module of the tiny DiT;
-// widen > 0 makes every A wider than the model (a misfit).
-func tinyLoRA(t *testing.T, name string, widen int) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(11, 12))
-	w := &safetensors.Writer{}
-	for n, m := range lora.TargetOf(arch.TinyDiT(), "interleaved", "").Modules {
-		for _, f := range [][3]int{{0, 2, m.In + widen}, {1, m.Out, 2}} {
-			v := make([]float32, f[1]*f[2])
-			for i := range v {
-				v[i] = float32(0.3 * rng.NormFloat64())
-			}
-			suffix := map[int]string{0: ".lora_A.weight", 1: ".lora_B.weight"}[f[0]]
-			if err := w.AddFloat32(n+suffix, safetensors.F32, []int64{int64(f[1]), int64(f[2])}, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// tinyLoRA writes a rank-2 bare PEFT adapter over the tiny DiT named
+// name (loratest.Tiny); widen > 0 makes it a misfit.
+func tinyLoRA(t *testing.T, name string, widen int) string { return loratest.Tiny(t, name, widen) }
 
 func TestLoRAFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

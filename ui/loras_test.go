@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,40 +16,19 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"h3studio/app"
-	"h3studio/engine/arch"
 	"h3studio/engine/lora"
-	"h3studio/engine/weights/safetensors"
+	"h3studio/engine/lora/loratest"
 )
 
-// tinyLoRA writes a rank-2 adapter in the bare PEFT layout (lora_A/lora_B,
-// no prefix, no alpha) over every module of the tiny DiT, named name;
-// widen > 0 makes every A wider than the model's inputs (a misfit).
-func tinyLoRA(t *testing.T, name string, widen int) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(11, 12))
-	w := &safetensors.Writer{}
-	for n, m := range tinyTargets().Modules {
-		for _, f := range []struct {
-			suffix    string
-			rows, col int
-		}{{".lora_A.weight", 2, m.In + widen}, {".lora_B.weight", m.Out, 2}} {
-			v := make([]float32, f.rows*f.col)
-			for i := range v {
-				v[i] = float32(0.3 * rng.NormFloat64())
-			}
-			if err := w.AddFloat32(n+f.suffix, safetensors.F32, []int64{int64(f.rows), int64(f.col)}, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// tinyLoRA writes a rank-2 bare PEFT adapter over the tiny DiT named
+// name (loratest.Tiny); widen > 0 makes it a misfit.
+func tinyLoRA(t *testing.T, name string, widen int) string { return loratest.Tiny(t, name, widen) }
 
-func tinyTargets() lora.Target { return lora.TargetOf(arch.TinyDiT(), "interleaved", "") }
+// turboName is larryvrh's Turbo v4-600 file name: app's Turbo table knows
+// it (6 steps, shifts 12/3), so an adapter under it offers the preset.
+const turboName = "minimax_h3_turbo_v4_step600_ema.safetensors"
+
+func tinyTargets() lora.Target { return loratest.TinyTarget() }
 
 // loraRow is the widgets of row i of the LoRA list.
 type loraRow struct {
@@ -222,15 +200,7 @@ func TestLoRAMisfitNotAdded(t *testing.T) {
 // removing the adapter takes the preset away.
 func TestLoRATurboPreset(t *testing.T) {
 	h := newHarness(t)
-	src := tinyLoRA(t, "x.safetensors", 0)
-	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := tinyLoRA(t, turboName, 0)
 	h.waitSettled()
 	h.run(func() {
 		if slices.Contains(h.s.ed.preset.Options, "Turbo") {
@@ -278,13 +248,9 @@ func TestLoRATurboPreset(t *testing.T) {
 // preset comes back with its adapter.
 func TestRestoreFillsLoRAs(t *testing.T) {
 	h := newHarness(t)
-	src := tinyLoRA(t, "x.safetensors", 0)
-	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
-	raw, err := os.ReadFile(src)
+	path := tinyLoRA(t, turboName, 0)
+	raw, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h.waitSettled()
@@ -352,14 +318,7 @@ func (h *harness) rendered(i int) (st renderStats, _ app.Request) {
 func TestLoRARenderFromWindow(t *testing.T) {
 	h := newHarness(t)
 	h.small("Default")
-	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
-	raw, err := os.ReadFile(tinyLoRA(t, "x.safetensors", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := tinyLoRA(t, turboName, 0)
 	h.run(func() { h.s.AddLoRAs([]string{path}) })
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
 	h.run(func() { h.s.ed.preset.SetSelected("Turbo") })
@@ -387,15 +346,7 @@ func TestLoRARenderFromWindow(t *testing.T) {
 // preset it ran under (the removal had fallen back to Default).
 func TestUndoRemovalRestoresTurboPreset(t *testing.T) {
 	h := newHarness(t)
-	src := tinyLoRA(t, "x.safetensors", 0)
-	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := tinyLoRA(t, turboName, 0)
 	h.waitSettled()
 	h.run(func() { h.s.AddLoRAs([]string{path}) })
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
@@ -420,15 +371,7 @@ func TestUndoRemovalRestoresTurboPreset(t *testing.T) {
 // and it returns with the LoRA.
 func TestTurboPresetSurvivesStrengthZero(t *testing.T) {
 	h := newHarness(t)
-	src := tinyLoRA(t, "x.safetensors", 0)
-	path := filepath.Join(t.TempDir(), "minimax_h3_turbo_v4_step600_ema.safetensors")
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := tinyLoRA(t, turboName, 0)
 	h.waitSettled()
 	h.run(func() { h.s.AddLoRAs([]string{path}) })
 	h.waitFor("the LoRA to be listed", 60*time.Second, func() bool { return len(h.s.ed.loras.items) == 1 && h.settled() })
