@@ -116,7 +116,7 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ui: newSerial(t), out: t.TempDir()}
-	h.rd = &app.Renderer{CacheDir: cacheDir, Preview: true}
+	h.rd = &app.Renderer{CacheDir: cacheDir, DefaultModel: app.TinyModel, Preview: true}
 	cfg := Config{Exec: h.ui.exec(), Render: h.rd.Render, Plan: PlanWith(h.rd), History: hist,
 		OutputDir: h.out, Machine: machine, PlanDelay: 20 * time.Millisecond, SetMemoryGB: h.rd.SetMemoryGB, Memory: h.rd.MemoryNow, LoRACoverage: h.rd.LoRACoverage,
 		// The cheap named sizes: the official ones take minutes to encode
