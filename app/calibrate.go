@@ -222,7 +222,7 @@ func phaseSamples(t plan.Estimate, ms map[string]int64) map[string]plan.Sample {
 }
 
 // historySamples are the finished jobs of one model (the request's Model
-// field, "" for the tiny model), newest first, as samples per phase.
+// field, "" for the default model), newest first, as samples per phase.
 func historySamples(entries []Entry, model string, limit int) map[string][]plan.Sample {
 	out := map[string][]plan.Sample{}
 	n := 0
