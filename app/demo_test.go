@@ -190,3 +190,14 @@ func TestUndeclaredDefaultsAreTheRelease(t *testing.T) {
 		t.Errorf("undeclared defaults %+v, want the release's", d)
 	}
 }
+
+// A snapshot whose h3studio.json is malformed is refused at the plan in
+// one sentence naming the file and what to do.
+func TestBadDeclarationRefused(t *testing.T) {
+	dir := declaredTiny(t, `{"canvas": {"width": 100, "height": 128}}`)
+	code, _, errs := runCmd(t, "plan", "-d", dir, "-p", "x")
+	oneSentence(t, "bad h3studio.json", errs, filepath.Join(dir, weights.DeclarationFile), "100x128", "remove the file")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}
