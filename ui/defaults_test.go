@@ -80,3 +80,32 @@ func TestWindowDefaultsFollowTheModel(t *testing.T) {
 		}
 	})
 }
+
+// A restored request's canvas and length are the user's: another model's
+// defaults leave them.
+func TestRestoredFieldsOutliveModelDefaults(t *testing.T) {
+	h := newHarnessOn(t, "")
+	demo, err := h.rd.Defaults("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the demo model's presets", 30*time.Second, func() bool {
+		return slices.Equal(h.s.ed.preset.Options, presetTitles(demo.Presets))
+	})
+	h.run(func() { h.s.restore(app.Request{Prompt: "a fox", Width: 256, Height: 192, Frames: 39}, "") })
+	tiny := filepath.Join(t.TempDir(), "tiny")
+	if code := app.Main([]string{"tiny-model", "--out", tiny}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("tiny-model: exit %d", code)
+	}
+	h.run(func() { h.s.applySettings(tiny, h.out, 0) })
+	h.waitFor("the release's presets", 30*time.Second, func() bool {
+		return slices.Equal(h.s.ed.preset.Options, presetTitles(app.ReleaseDefaults.Presets))
+	})
+	h.run(func() {
+		e := h.s.ed
+		if e.width.Text != "256" || e.height.Text != "192" || e.unit.Selected != unitFrames || e.length.Text != "39" {
+			t.Errorf("after the model change: %sx%s, %s %s; want the restored 256x192, 39 frames",
+				e.width.Text, e.height.Text, e.length.Text, e.unit.Selected)
+		}
+	})
+}

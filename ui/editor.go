@@ -194,7 +194,11 @@ func (e *editor) setDefaults(d app.Defaults) {
 
 // fill sets the fields of r into the editor (restoring a past request).
 func (e *editor) fill(r app.Request) {
-	defer func() { e.canvasDefault, e.lengthDefault = r.Width == 0, r.Frames == 0 && r.Seconds == 0 }()
+	// What the request sets is no longer the model's default; what it
+	// leaves keeps its state (the field edits below clear both flags).
+	canvas := e.canvasDefault && (r.Width <= 0 || r.Height <= 0)
+	length := e.lengthDefault && r.Seconds <= 0 && r.Frames <= 0
+	defer func() { e.canvasDefault, e.lengthDefault = canvas, length }()
 	e.prompt.SetText(r.Prompt)
 	if r.Width > 0 && r.Height > 0 {
 		e.width.SetText(strconv.Itoa(r.Width))
