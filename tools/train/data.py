@@ -20,23 +20,34 @@ def _one(args):
     global _HELDOUT
     if _HELDOUT is None:
         _HELDOUT = world.load_heldout()
-    seed, split, index, task = args
-    return world.example(seed, index, split, _HELDOUT, task)
+    seed, split, index, task, audio_only = args
+    if not audio_only:
+        return world.example(seed, index, split, _HELDOUT, task)
+    # the same draws as world.example (rendering takes no randomness),
+    # without drawing the frames
+    rng = world.random.Random(f"demo-world:{seed}:{split}:{index}")
+    clip = world.sample_clip(rng, split, _HELDOUT, task, world.CANVAS)
+    meta = {"id": f"{split}-{seed}-{index:06d}", "task": clip.task, "prompt": world.prompt_for(clip, rng)}
+    return meta, {"audio": world.render_audio(clip)}
 
 
-def stream(seed, split="train", start=0, count=None, task=None, workers=None):
-    """(meta, arrays) for indices start, start+1, ... (count of them, or forever)."""
-    workers = workers or max(1, min(12, (os.cpu_count() or 2) - 2))
-    def indices():
+def stream(seed, split="train", start=0, count=None, task=None, workers=4, audio_only=False, chunk=256):
+    """(meta, arrays) for indices start, start+1, ... (count of them, or
+    forever). Work is handed out `chunk` indices at a time: a pool fed an
+    endless iterator reads it ahead without bound."""
+    end = None if count is None else start + count
+    args = lambda i0, i1: [(seed, split, i, task, audio_only) for i in range(i0, i1)]  # noqa: E731
+    if workers <= 1:
         i = start
-        while count is None or i < start + count:
-            yield (seed, split, i, task)
+        while end is None or i < end:
+            yield _one(args(i, i + 1)[0])
             i += 1
-    if workers == 1:
-        for a in indices():
-            yield _one(a)
         return
     ctx = mp.get_context("fork")
     with ctx.Pool(workers) as pool:
-        for ex in pool.imap(_one, indices(), chunksize=8):
-            yield ex
+        i = start
+        while end is None or i < end:
+            j = i + chunk if end is None else min(i + chunk, end)
+            for ex in pool.imap(_one, args(i, j), chunksize=8):
+                yield ex
+            i = j

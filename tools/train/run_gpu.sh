@@ -17,16 +17,16 @@ if [ "$VAE_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.4 --accum 1 \
     >"$OUT/smoke.log" 2>&1 &
   smoke=$!
-  python3 tools/train/train_vae.py video --minutes "$VAE_MIN" --batch 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  python3 tools/train/train_vae.py video --minutes "$VAE_MIN" --batch 8 --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
   v=$!
-  python3 tools/train/train_vae.py audio --minutes "$VAE_MIN" --batch 16 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
+  python3 tools/train/train_vae.py audio --minutes "$VAE_MIN" --batch 16 --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
   a=$!
   wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
   wait $v; wait $a
-  tail -2 "$OUT/vae.log" "$OUT/avae.log"
+  tail -n 2 "$OUT/vae.log" "$OUT/avae.log"
 fi
 if [ "$DIT_MIN" != 0 ]; then
-  python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -4
+  python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
 fi
 mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
 cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true

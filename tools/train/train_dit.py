@@ -55,6 +55,8 @@ def text_states(part, prompts, device, batch=128):
     from transformers import AutoTokenizer, Qwen3VLForConditionalGeneration
 
     ns = sglref.load()
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False  # the engine's Qwen runs in float32
     tok = AutoTokenizer.from_pretrained(os.path.join(part, "tokenizer"))
     model = Qwen3VLForConditionalGeneration.from_pretrained(os.path.join(part, "text_encoder"),
                                                             dtype=torch.float32).eval().to(device)
@@ -87,6 +89,7 @@ def text_states(part, prompts, device, batch=128):
     alone = run([uniq[0]])[0]  # padding must not reach a prompt's states
     diff = float((alone - out[uniq[0]]).abs().max())
     assert diff < 1e-4, f"batched Qwen states differ from one prompt's by {diff}"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     return out, diff
 
 
@@ -157,7 +160,7 @@ def main():
     log = Log(a.log)
     part = demo.part_dir(a.snapshot)
     t0 = time.time()
-    examples = data.stream(a.seed + 20, "train", count=a.examples, task="T2VA")
+    examples = data.stream(a.seed + 20, "train", count=a.examples, task="T2VA", workers=14)
     prompts, lat = encode_stream(examples, part, a.device)
     texts, diff = text_states(part, prompts, a.device)
     log.write(stage="dit", encoded=len(lat), prompts=len(texts), pad_diff=diff, t=time.time() - t0)

@@ -117,7 +117,7 @@ def train_video(a, log):
     done = demo.trained(snap, "video_vae")
     step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
     rng = random.Random(a.seed + step0)
-    src = data.stream(a.seed, "train", start=start)
+    src = data.stream(a.seed, "train", start=start, workers=a.workers)
     t0, step, seen = time.time(), 0, 0
     while time.time() - t0 < a.minutes * 60:
         for g in opt.param_groups:
@@ -138,7 +138,7 @@ def train_video(a, log):
             log.write(stage="video_vae", step=step0 + step, loss=float(rec), psnr=psnr, t=time.time() - t0)
         step += 1
     vae.eval()
-    stats_src = data.stream(a.seed + 1000, "train", count=64)
+    stats_src = data.stream(a.seed + 1000, "train", count=64, workers=a.workers)
     exs = list(stats_src)
     batches = [video_batch(exs[i:i + 8], rng, dev)[0] for i in range(0, 64, 8)]
     batches += [picture_batch(exs[i:i + 16], dev)[0] for i in range(0, 64, 16)]
@@ -194,7 +194,7 @@ def train_audio(a, log):
     done = demo.trained(snap, "audio_vae")
     step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
     rng = random.Random(a.seed + 7 + step0)
-    src = data.stream(a.seed + 7, "train", start=start)
+    src = data.stream(a.seed + 7, "train", start=start, workers=a.workers, audio_only=True)
     t0, step, seen = time.time(), 0, 0
     while time.time() - t0 < a.minutes * 60:
         for g in opt.param_groups:
@@ -211,7 +211,7 @@ def train_audio(a, log):
             log.write(stage="audio_vae", step=step0 + step, loss=float(rec), t=time.time() - t0)
         step += 1
     avae.eval()
-    exs = list(data.stream(a.seed + 1007, "train", count=64))
+    exs = list(data.stream(a.seed + 1007, "train", count=64, workers=a.workers, audio_only=True))
     batches = [audio_batch(exs[i:i + 16], rng, dev, seconds=2.0) for i in range(0, 64, 16)]
     mean, std = latent_stats(lambda b: avae.encode(b), batches)
     demo.save_audio_vae(avae, snap, mean, std)
@@ -229,6 +229,7 @@ def main():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--noise", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, default=6, help="data processes")
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
