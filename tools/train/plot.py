@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Loss curves of the demo model's training logs (tools/train/logs/*.jsonl)
+as one PNG: python3 tools/train/plot.py --out docs/demo-training.png"""
+
+import argparse
+import glob
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def series(paths):
+    out = {}
+    for p in sorted(paths):
+        with open(p, encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                if "step" not in r or r.get("done"):
+                    continue
+                for k in ("loss", "loss_video", "loss_audio"):
+                    if k in r:
+                        out.setdefault((r["stage"], k), []).append((r["step"], r[k]))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--logs", default=os.path.join(HERE, "logs"))
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = series(glob.glob(os.path.join(a.logs, "*.jsonl")))
+    stages = sorted({st for st, _ in s})
+    fig, axes = plt.subplots(1, len(stages), figsize=(4.5 * len(stages), 3.4))
+    axes = axes if len(stages) > 1 else [axes]
+    for ax, st in zip(axes, stages):
+        for (st2, k), pts in sorted(s.items()):
+            if st2 == st:
+                pts.sort()
+                ax.plot([x for x, _ in pts], [y for _, y in pts], label=k, lw=1)
+        ax.set_title(st)
+        ax.set_xlabel("optimizer step")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(a.out, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

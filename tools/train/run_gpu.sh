@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One training run of the demo model on the GPU machine (see README.md):
+#   tools/train/run_gpu.sh VAE_MINUTES DIT_MINUTES DIT_EXAMPLES
+# VAE_MINUTES 0 skips the VAEs (they are trained once: the DiT learns their
+# latents). Logs and the trained snapshot (FL2VA, as a tar in 15 MiB parts)
+# go to $OUT; unpack here with tools/train/unpack.sh DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1
+VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
+OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
+STAMP=$(date -u +%Y%m%dT%H%M)
+SNAP=models/demo/snapshot
+python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))'
+if [ "$VAE_MIN" != 0 ]; then
+  rm -rf /tmp/smoke && cp -r "$SNAP" /tmp/smoke
+  python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.4 --accum 1 \
+    >"$OUT/smoke.log" 2>&1 &
+  smoke=$!
+  python3 tools/train/train_vae.py video --minutes "$VAE_MIN" --batch 8 --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  v=$!
+  python3 tools/train/train_vae.py audio --minutes "$VAE_MIN" --batch 16 --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
+  a=$!
+  wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
+  wait $v; wait $a
+  tail -n 2 "$OUT/vae.log" "$OUT/avae.log"
+fi
+if [ "$DIT_MIN" != 0 ]; then
+  python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+fi
+mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
+cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true
+python3 tools/train/plot.py --logs /tmp/logs --out "$OUT/demo-training.png" || true
+tar cf - "$SNAP" | split -b 15M - "$OUT/snapshot.tar."
+rm -f "$OUT/vae.log" "$OUT/avae.log"
+ls -la "$OUT"

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Train the demo model's video VAE or audio VAE on the demo world.
+
+  python3 tools/train/train_vae.py video --minutes 4 --log video.jsonl
+  python3 tools/train/train_vae.py audio --minutes 4 --log audio.jsonl
+
+Both read their weights from the demo snapshot (models/demo/snapshot; see
+demo.py) and write them back there, with the latent statistics the engine
+and the DiT use (latents_mean / latents_std, measured on the world at the
+end), so a second run resumes. ComfyUI's own encode and decode are what is
+trained, the same calls the pipeline makes: the video VAE on 22-frame clips
+(two 17-frame encoder chunks and the decoder's overlap blend) and single
+pictures (FL2VA anchors, Ref2VA pictures); the audio VAE on one-second
+stereo crops. The latent is perturbed before decoding (5 % of its spread)
+so the decoder tolerates a DiT's imperfect latents.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import demo  # noqa: E402
+
+R = demo.R
+
+
+def intermediate_on(device):
+    """ComfyUI decodes into a buffer on its 'intermediate device' (the CPU by
+    the shim); training keeps the whole graph on the training device."""
+    R.install_shims()
+    sys.modules["comfy.model_management"].intermediate_device = lambda: torch.device(device)
+
+
+def schedule(step, warmup, total_s, elapsed_s, base):
+    w = min(1.0, (step + 1) / warmup)
+    frac = min(1.0, elapsed_s / total_s)
+    return base * w * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+
+
+class Log:
+    def __init__(self, path):
+        self.f = open(path, "a", encoding="utf-8") if path else None
+
+    def write(self, **kv):
+        line = json.dumps(kv)
+        print(line, flush=True)
+        if self.f:
+            self.f.write(line + "\n")
+            self.f.flush()
+
+
+# ---------------------------------------------------------------- video
+
+def video_batch(examples, rng, device, frames=22):
+    """uint8 clips -> ([B,3,T,H,W] in [-1,1], same in [0,1])."""
+    out = []
+    for meta, arr in examples:
+        f = arr["frames"]
+        s = rng.randrange(0, f.shape[0] - frames + 1)
+        out.append(f[s:s + frames])
+    x = torch.from_numpy(np.stack(out)).to(device).permute(0, 4, 1, 2, 3).float()
+    return x * (2.0 / 255.0) - 1.0, x / 255.0
+
+
+def picture_batch(examples, device):
+    out = []
+    for meta, arr in examples:
+        if "picture" in arr:
+            out.append(arr["picture"])
+        else:
+            out.append(arr["frames"][0])
+    x = torch.from_numpy(np.stack(out)).to(device).permute(0, 3, 1, 2)[:, :, None].float()
+    return x * (2.0 / 255.0) - 1.0, x / 255.0
+
+
+def video_loss(vae, x, target, noise):
+    z = vae.encode(x)
+    zn = z + noise * z.detach().std() * torch.randn_like(z)
+    y = vae.decode(zn)
+    rec = F.l1_loss(y, target) + F.mse_loss(y, target)
+    return rec + 1e-5 * z.pow(2).mean(), rec
+
+
+def latent_stats(encode, batches):
+    """Per-channel mean and std of raw latents over the batches."""
+    s = s2 = n = 0
+    with torch.no_grad():
+        for b in batches:
+            z = encode(b).double()
+            dims = [d for d in range(z.dim()) if d != 1]
+            s = s + z.sum(dims)
+            s2 = s2 + z.pow(2).sum(dims)
+            n += z.numel() // z.shape[1]
+    mean = s / n
+    std = (s2 / n - mean.pow(2)).clamp_min(1e-12).sqrt()
+    return mean.tolist(), std.tolist()
+
+
+def train_video(a, log):
+    snap, dev = a.snapshot, a.device
+    intermediate_on(dev)
+    vae = demo.build_video_vae(demo.part_dir(snap), device=dev)
+    vae.latents_mean.zero_()
+    vae.latents_std.fill_(1.0)
+    vae.train().requires_grad_(True)
+    opt = torch.optim.AdamW(vae.parameters(), lr=a.lr, weight_decay=0.0)
+    done = demo.trained(snap, "video_vae")
+    step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
+    rng = random.Random(a.seed + step0)
+    src = data.stream(a.seed, "train", start=start, workers=a.workers)
+    t0, step, seen = time.time(), 0, 0
+    while time.time() - t0 < a.minutes * 60:
+        for g in opt.param_groups:
+            g["lr"] = schedule(step, 200, a.minutes * 60, time.time() - t0, a.lr)
+        exs = [next(src) for _ in range(a.batch)]
+        seen += len(exs)
+        if step % 4 == 3:
+            x, tgt = picture_batch(exs * 2, dev)
+        else:
+            x, tgt = video_batch(exs, rng, dev)
+        loss, rec = video_loss(vae, x, tgt, a.noise)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
+        opt.step()
+        if step % 50 == 0:
+            psnr = -10 * math.log10(max(F.mse_loss(vae.decode(vae.encode(x)).detach(), tgt).item(), 1e-10))
+            log.write(stage="video_vae", step=step0 + step, loss=float(rec), psnr=psnr, t=time.time() - t0)
+        step += 1
+    vae.eval()
+    stats_src = data.stream(a.seed + 1000, "train", count=64, workers=a.workers)
+    exs = list(stats_src)
+    batches = [video_batch(exs[i:i + 8], rng, dev)[0] for i in range(0, 64, 8)]
+    batches += [picture_batch(exs[i:i + 16], dev)[0] for i in range(0, 64, 16)]
+    mean, std = latent_stats(lambda b: vae.encode(b), batches)
+    demo.save_video_vae(vae, snap, mean, std)
+    demo.record(snap, "video_vae", steps=step0 + step, examples=start + seen,
+                seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
+    log.write(stage="video_vae", done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
+
+
+# ---------------------------------------------------------------- audio
+
+def audio_batch(examples, rng, device, seconds=1.0):
+    n = int(seconds * 32000) // 800 * 800
+    out = []
+    for meta, arr in examples:
+        w = arr["audio"]
+        s = rng.randrange(0, max(1, w.shape[1] - n + 1)) // 800 * 800
+        seg = w[:, s:s + n]
+        if seg.shape[1] < n:
+            seg = np.pad(seg, ((0, 0), (0, n - seg.shape[1])))
+        out.append(seg)
+    return torch.from_numpy(np.stack(out)).to(device)
+
+
+def stft_loss(y, x):
+    """Multi-resolution STFT magnitude loss (log and linear) per channel."""
+    y, x = y.reshape(-1, y.shape[-1]), x.reshape(-1, x.shape[-1])
+    total = 0.0
+    for n_fft in (256, 512, 1024, 2048):
+        win = torch.hann_window(n_fft, device=x.device)
+        sy = torch.stft(y, n_fft, n_fft // 4, window=win, return_complex=True).abs()
+        sx = torch.stft(x, n_fft, n_fft // 4, window=win, return_complex=True).abs()
+        total = total + F.l1_loss(torch.log(sy + 1e-5), torch.log(sx + 1e-5)) + F.l1_loss(sy, sx)
+    return total
+
+
+def audio_loss(avae, x, noise):
+    z = avae.encode(x)
+    zn = z + noise * z.detach().std() * torch.randn_like(z)
+    y = avae.decode(zn)
+    rec = stft_loss(y, x) + 10 * F.l1_loss(y, x)
+    return rec + 1e-5 * z.pow(2).mean(), rec
+
+
+def train_audio(a, log):
+    snap, dev = a.snapshot, a.device
+    avae = demo.build_audio_vae(demo.part_dir(snap), device=dev)
+    avae.latents_mean.zero_()
+    avae.latents_std.fill_(1.0)
+    avae.train().requires_grad_(True)
+    opt = torch.optim.AdamW(avae.parameters(), lr=a.lr, weight_decay=0.0)
+    done = demo.trained(snap, "audio_vae")
+    step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
+    rng = random.Random(a.seed + 7 + step0)
+    src = data.stream(a.seed + 7, "train", start=start, workers=a.workers, audio_only=True)
+    t0, step, seen = time.time(), 0, 0
+    while time.time() - t0 < a.minutes * 60:
+        for g in opt.param_groups:
+            g["lr"] = schedule(step, 200, a.minutes * 60, time.time() - t0, a.lr)
+        exs = [next(src) for _ in range(a.batch)]
+        seen += len(exs)
+        x = audio_batch(exs, rng, dev)
+        loss, rec = audio_loss(avae, x, a.noise)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(avae.parameters(), 1.0)
+        opt.step()
+        if step % 50 == 0:
+            log.write(stage="audio_vae", step=step0 + step, loss=float(rec), t=time.time() - t0)
+        step += 1
+    avae.eval()
+    exs = list(data.stream(a.seed + 1007, "train", count=64, workers=a.workers, audio_only=True))
+    batches = [audio_batch(exs[i:i + 16], rng, dev, seconds=2.0) for i in range(0, 64, 16)]
+    mean, std = latent_stats(lambda b: avae.encode(b), batches)
+    demo.save_audio_vae(avae, snap, mean, std)
+    demo.record(snap, "audio_vae", steps=step0 + step, examples=start + seen,
+                seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
+    log.write(stage="audio_vae", done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("which", choices=("video", "audio"))
+    p.add_argument("--snapshot", default=demo.SNAPSHOT)
+    p.add_argument("--minutes", type=float, default=4.0)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--noise", type=float, default=0.05)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, default=6, help="data processes")
+    p.add_argument("--log", default="")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    a = p.parse_args()
+    if a.device.startswith("cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        torch.backends.cudnn.benchmark = True
+    log = Log(a.log)
+    (train_video if a.which == "video" else train_audio)(a, log)
+
+
+if __name__ == "__main__":
+    main()
