@@ -1,7 +1,6 @@
 package weights
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,11 +68,10 @@ func readDeclared(root string) (*Declared, error) {
 	if err != nil {
 		return nil, refuse("cannot be read (" + err.Error() + ")")
 	}
+	// Other keys are allowed: the training tools keep their record in the
+	// same file (tools/train, "training").
 	var d Declared
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	// A misspelt key would silently declare nothing.
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
+	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, refuse("is not valid JSON for H3 Studio's model declaration: " + err.Error())
 	}
 	if problem := d.problem(); problem != "" {
