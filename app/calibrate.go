@@ -73,7 +73,7 @@ func calibrationRequests(dir string) ([]Request, error) {
 	if err := writeTestClip(clip, 64, calibrationClipFrames); err != nil {
 		return nil, err
 	}
-	base := Request{Prompt: "a red fox runs through fresh snow at dawn", Seed: 1, RefImageSize: "match", RefClipSize: "source"}
+	base := Request{Model: TinyModel, Prompt: "a red fox runs through fresh snow at dawn", Seed: 1, RefImageSize: "match", RefClipSize: "source"}
 	a, b := base, base
 	a.Width, a.Height, a.Frames, a.Steps = 64, 64, 22, 1
 	a.References = []Reference{{Kind: RefImage, Path: pics[0]}}
@@ -222,7 +222,7 @@ func phaseSamples(t plan.Estimate, ms map[string]int64) map[string]plan.Sample {
 }
 
 // historySamples are the finished jobs of one model (the request's Model
-// field, "" for the tiny model), newest first, as samples per phase.
+// field, "" for the default model), newest first, as samples per phase.
 func historySamples(entries []Entry, model string, limit int) map[string][]plan.Sample {
 	out := map[string][]plan.Sample{}
 	n := 0

@@ -80,7 +80,7 @@ func TestCLIBadFiles(t *testing.T) {
 		{"text named .png", []string{"--ref-image", "fake.png"}, "fake.png"},
 	} {
 		for _, cmd := range []string{"plan", "render"} {
-			args := append([]string{cmd, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1", "--ref-image-size", "match"}, c.args...)
+			args := append([]string{cmd, "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1", "--ref-image-size", "match"}, c.args...)
 			if cmd == "render" {
 				args = append(args, "-o", out, "--progress", "none")
 			}
@@ -152,7 +152,7 @@ func TestCLIRefusesNumbers(t *testing.T) {
 		{[]string{"--height", "-64"}, "--height"},
 		{[]string{"--seed", "-1"}, "--seed"},
 	} {
-		args := append([]string{"plan", "-p", "a fox", "--width", "64", "--height", "64"}, c.args...)
+		args := append([]string{"plan", "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64"}, c.args...)
 		code, out, errs := runCmd(t, args...)
 		if code != 2 {
 			t.Errorf("%v: exit %d, want 2: %q %q", c.args, code, out, errs)
@@ -161,7 +161,7 @@ func TestCLIRefusesNumbers(t *testing.T) {
 	}
 	// The edges the model takes still plan.
 	for _, ok := range [][]string{{"--frames", "22"}, {"--frames", "362"}, {"--seconds", "15"}, {"--steps", "1"}, {"--seed", "0"}} {
-		if code, _, errs := runCmd(t, append([]string{"plan", "-p", "a fox", "--width", "64", "--height", "64"}, ok...)...); code != 0 {
+		if code, _, errs := runCmd(t, append([]string{"plan", "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64"}, ok...)...); code != 0 {
 			t.Errorf("%v: exit %d: %s", ok, code, errs)
 		}
 	}
@@ -181,7 +181,7 @@ func TestCLICanvasIndependentOfPreset(t *testing.T) {
 	} {
 		var first string
 		for _, preset := range []string{"", "aggressive", "balanced", "fast"} {
-			args := []string{"plan", "-p", "a fox", "--width", c.w, "--height", c.h}
+			args := []string{"plan", "-d", TinyModel, "-p", "a fox", "--width", c.w, "--height", c.h}
 			if preset != "" {
 				args = append(args, "--preset", preset)
 			}
@@ -202,12 +202,12 @@ func TestCLICanvasIndependentOfPreset(t *testing.T) {
 		}
 	}
 	// Scripts read the same sentence in plan --json.
-	_, out, _ := runCmd(t, "plan", "-p", "a fox", "--width", "500", "--height", "300", "--preset", "aggressive", "--json")
+	_, out, _ := runCmd(t, "plan", "-d", TinyModel, "-p", "a fox", "--width", "500", "--height", "300", "--preset", "aggressive", "--json")
 	if e, _ := decodePlan(t, out)["error"].(string); !strings.HasPrefix(e, "canvas 500x300: width and height must be multiples of 32") {
 		t.Errorf("plan --json error %q", e)
 	}
 	// A canvas the model takes still runs the preset's smaller one.
-	code, out, errs := runCmd(t, "plan", "-p", "a fox", "--width", "512", "--height", "512", "--preset", "aggressive")
+	code, out, errs := runCmd(t, "plan", "-d", TinyModel, "-p", "a fox", "--width", "512", "--height", "512", "--preset", "aggressive")
 	if code != 0 || !strings.Contains(out, "canvas 512x512 (model runs at 320x320)") {
 		t.Errorf("aggressive 512x512: exit %d\n%s%s", code, out, errs)
 	}
@@ -220,17 +220,17 @@ func TestCLICanvasIndependentOfPreset(t *testing.T) {
 func TestCLILongPrompt(t *testing.T) {
 	tinyCLI(t)
 	long := strings.Repeat("a ", 60000) // 120,000 characters: 60,001 tokens
-	code, out, errs := runCmd(t, "plan", "-p", long, "--width", "64", "--height", "64")
+	code, out, errs := runCmd(t, "plan", "-d", TinyModel, "-p", long, "--width", "64", "--height", "64")
 	if code != 0 || !strings.Contains(out, "warning: the prompt is 60,001 tokens") || !strings.Contains(out, "shorten the prompt") {
 		t.Errorf("long prompt: exit %d, %q\n%s", code, errs, out)
 	}
-	code, out, _ = runCmd(t, "plan", "-p", "a red fox runs through fresh snow at dawn", "--width", "64", "--height", "64")
+	code, out, _ = runCmd(t, "plan", "-d", TinyModel, "-p", "a red fox runs through fresh snow at dawn", "--width", "64", "--height", "64")
 	if code != 0 || strings.Contains(out, "warning:") {
 		t.Errorf("short prompt warned: exit %d\n%s", code, out)
 	}
 	// Past the context: too long for a command line, so through the
 	// renderer's planning path, which the window's plan takes too.
-	rd := &Renderer{CacheDir: e2eCache(t)}
+	rd := &Renderer{CacheDir: e2eCache(t), DefaultModel: TinyModel}
 	defer rd.Close()
 	_, err := rd.Plan(context.Background(), Request{Prompt: strings.Repeat("a ", 270000), Width: 64, Height: 64})
 	var req *RequestError
@@ -243,7 +243,7 @@ func TestCLILongPrompt(t *testing.T) {
 // version of it does, so the user knows what to change.
 func TestAdviceFlagsOnlyOnTheTerminal(t *testing.T) {
 	dir := t.TempDir()
-	rd := &Renderer{CacheDir: e2eCache(t)}
+	rd := &Renderer{CacheDir: e2eCache(t), DefaultModel: TinyModel}
 	defer rd.Close()
 	ctx := context.Background()
 	for _, c := range []struct {

@@ -42,9 +42,6 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *memGB < 0 || *maxSeq < 0 {
 		return &UsageError{Msg: "--memory-gb and --max-sequence must not be negative"}
 	}
-	if _, err := ApplyPreset(r); err != nil {
-		return &UsageError{Msg: err.Error()}
-	}
 	cacheDir, err := userCacheDir()
 	if err != nil {
 		return err
@@ -54,6 +51,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rd := &Renderer{CacheDir: cacheDir, HistoryDir: filepath.Join(cacheDir, "history"), MemoryGB: *memGB, PlanOptions: plan.Options{MaxSequence: *maxSeq, NoFit: *noFit},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
+	if r, err = withModelFlags(fs, rd, r); err != nil {
+		return err
+	}
 	p, err := rd.Plan(ctx, r)
 	if err != nil {
 		if *asJSON && plan.IsLimit(err) {

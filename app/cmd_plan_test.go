@@ -143,7 +143,7 @@ func TestPlanCommandPreset(t *testing.T) {
 	if got := forwards("--preset", "fast", "--steps", "9"); got != 9 {
 		t.Errorf("--preset fast --steps 9: %v forwards, want 9", got)
 	}
-	if code, _, errs := runCmd(t, "plan", "--preset", "nope", "-p", "x"); code != 2 || !strings.Contains(errs, "unknown preset") {
+	if code, _, errs := runCmd(t, "plan", "-d", TinyModel, "--preset", "nope", "-p", "x"); code != 2 || !strings.Contains(errs, "unknown preset") {
 		t.Errorf("unknown preset: exit %d, %q", code, errs)
 	}
 }
@@ -248,7 +248,7 @@ func TestPlanCommandRefusal(t *testing.T) {
 	// is the tiny model's, which lands in the user's cache folder.
 	t.Setenv("XDG_CACHE_HOME", e2eCache(t))
 	t.Setenv("HOME", e2eCache(t))
-	code, _, errs = runCmd(t, "plan", "--width", "1344", "--height", "800")
+	code, _, errs = runCmd(t, "plan", "-d", TinyModel, "--width", "1344", "--height", "800")
 	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "768x1344") {
 		t.Errorf("bad canvas: exit %d %q", code, errs)
 	}

@@ -22,7 +22,7 @@ import (
 func init() {
 	register(Command{
 		Name:    "render",
-		Summary: "generate an MP4 (video + soundtrack) from a request; the tiny model without -d",
+		Summary: "generate an MP4 (video + soundtrack) from a request; the " + DemoModelText + " without -d",
 		Run:     runRender,
 	})
 }
@@ -104,6 +104,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		PlanOptions: plan.Options{MaxSequence: *maxSeq}, Preview: *preview,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer rd.Close()
+	if r, err = withModelFlags(fs, rd, r); err != nil {
+		return renderExit(err)
+	}
 	// Validate and plan before a job exists, once: a bad request never
 	// reaches the history or loads a weight, and the queue runs this plan.
 	job, err := rd.Prepare(ctx, r)
@@ -205,7 +208,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 func userCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no cache folder for the tiny model and the history: %w", err)
+		return "", fmt.Errorf("no cache folder for the built-in models and the history: %w", err)
 	}
 	return filepath.Join(d, "h3studio"), nil
 }

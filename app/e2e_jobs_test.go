@@ -218,7 +218,7 @@ func TestKillMidRender(t *testing.T) {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "killed.mp4")
 		hist := filepath.Join(dir, "history")
-		killChild(t, syscall.SIGKILL, at.phase, at.step, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "40",
+		killChild(t, syscall.SIGKILL, at.phase, at.step, "render", "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "40",
 			"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%s: killed render left %s (%v)", at.phase, out, err)
@@ -290,7 +290,7 @@ func TestInterruptExitsCanceled(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "interrupted.mp4")
 	hist := filepath.Join(dir, "history")
-	code := killChild(t, syscall.SIGINT, "denoise", 2, "render", "-p", "a fox", "--width", "64", "--height", "64", "--steps", "200",
+	code := killChild(t, syscall.SIGINT, "denoise", 2, "render", "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "200",
 		"--threads", "1", "--progress", "json", "--history", hist, "-o", out)
 	if code != ExitCanceled {
 		t.Errorf("exit status %d after Ctrl-C, want %d", code, ExitCanceled)
@@ -315,11 +315,11 @@ func TestRenderExitCodes(t *testing.T) {
 	t.Setenv("HOME", e2eCache(t))
 	dir := t.TempDir()
 	var so, se strings.Builder
-	if code := Main([]string{"render", "-p", "x", "--width", "500", "-o", filepath.Join(dir, "x.mp4")}, &so, &se); code != ExitBadRequest {
+	if code := Main([]string{"render", "-d", TinyModel, "-p", "x", "--width", "500", "-o", filepath.Join(dir, "x.mp4")}, &so, &se); code != ExitBadRequest {
 		t.Errorf("width 500: exit %d (%s), want %d", code, se.String(), ExitBadRequest)
 	}
 	var refused strings.Builder
-	if code := Main([]string{"render", "-p", "x", "--width", "64", "--height", "64", "--memory-gb", "0.05", "-o", filepath.Join(dir, "x.mp4")}, &so, &refused); code != ExitRefused || !strings.Contains(refused.String(), "budget") {
+	if code := Main([]string{"render", "-d", TinyModel, "-p", "x", "--width", "64", "--height", "64", "--memory-gb", "0.05", "-o", filepath.Join(dir, "x.mp4")}, &so, &refused); code != ExitRefused || !strings.Contains(refused.String(), "budget") {
 		t.Errorf("0.05 GB budget: exit %d (%s), want %d with the planner's reason", code, refused.String(), ExitRefused)
 	}
 	if strings.Count(strings.TrimSpace(se.String()), "\n") != 0 {
@@ -328,7 +328,7 @@ func TestRenderExitCodes(t *testing.T) {
 	so.Reset()
 	se.Reset()
 	out := filepath.Join(dir, "ok.mp4")
-	code := Main([]string{"render", "-p", "x", "--width", "64", "--height", "64", "--steps", "2", "--threads", "1",
+	code := Main([]string{"render", "-d", TinyModel, "-p", "x", "--width", "64", "--height", "64", "--steps", "2", "--threads", "1",
 		"--progress", "json", "--history", filepath.Join(dir, "h"), "-o", out}, &so, &se)
 	if code != ExitDone {
 		t.Fatalf("exit %d: %s", code, se.String())

@@ -74,7 +74,7 @@ func needFFmpeg(t *testing.T) {
 func newRenderer(t *testing.T) *Renderer {
 	t.Helper()
 	needFFmpeg(t)
-	rd := &Renderer{CacheDir: e2eCache(t), Threads: 1, Logger: slog.New(slog.DiscardHandler)}
+	rd := &Renderer{CacheDir: e2eCache(t), DefaultModel: TinyModel, Threads: 1, Logger: slog.New(slog.DiscardHandler)}
 	t.Cleanup(rd.Close)
 	return rd
 }
@@ -381,7 +381,7 @@ func TestRenderAggressivePreset(t *testing.T) {
 	if job.Request.Steps != 20 || job.Stats.Forwards != plan.Forwards(20, 3) {
 		t.Errorf("%d steps, %d forwards; want 20 steps, %d forwards", job.Request.Steps, job.Stats.Forwards, plan.Forwards(20, 3))
 	}
-	if _, err := ApplyPreset(Request{Preset: "turbo"}); err == nil {
+	if _, err := ReleaseDefaults.ApplyPreset(Request{Preset: "turbo"}); err == nil {
 		t.Error("an unknown preset was accepted")
 	}
 }

@@ -141,7 +141,7 @@ func fileDigest(path string) (string, error) {
 }
 
 // InspectLoRA checks the adapter at path against the DiT of model (a
-// snapshot folder; "" the embedded tiny model) before the window lists it:
+// snapshot folder or built-in model; "" the default) before the window lists it:
 // the coverage when it fits, else the error whose Advice is the sentence
 // the CLI prints. It reads headers only. An adapter made for the other
 // partition than the default one (a Ref2VA Turbo) is checked against the

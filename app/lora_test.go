@@ -65,7 +65,7 @@ func TestCLILoRAMisfit(t *testing.T) {
 	out := filepath.Join(dir, "out.mp4")
 	for _, file := range []string{misfit, notLoRA, filepath.Join(dir, "missing.safetensors")} {
 		for _, cmd := range []string{"plan", "render"} {
-			args := []string{cmd, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1", "--lora", file + ":0.5"}
+			args := []string{cmd, "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1", "--lora", file + ":0.5"}
 			if cmd == "render" {
 				args = append(args, "-o", out, "--progress", "none")
 			}
@@ -203,7 +203,7 @@ func TestTurboPresetRenders(t *testing.T) {
 		t.Errorf("turbo preset ran %d steps (%d forwards) at shifts %g/%g, want 4 at 6/3", pr.Steps, job.Stats.Forwards, pr.VideoShift, pr.AudioShift)
 	}
 	r.Steps = 3
-	if got, err := ApplyPreset(r); err != nil || got.Steps != 3 || got.VideoShift != 6 {
+	if got, err := ReleaseDefaults.ApplyPreset(r); err != nil || got.Steps != 3 || got.VideoShift != 6 {
 		t.Errorf("--steps 3 with the turbo preset: %+v, %v", got, err)
 	}
 	r.LoRAs = nil

@@ -44,8 +44,9 @@ type Preset struct {
 	RenderScale float64
 }
 
-// Presets are the quality presets, slowest first. Default is h3.c's
-// default; Balanced and Aggressive are h3.c's validated speed settings.
+// Presets are the release's quality presets, slowest first. Default is
+// h3.c's default; Balanced and Aggressive are h3.c's validated speed
+// settings. A model that declares its own (Defaults.Presets) offers those.
 var Presets = []Preset{
 	{Name: "reference", Steps: 50},
 	{Name: "default", Steps: 20},
@@ -54,16 +55,17 @@ var Presets = []Preset{
 	{Name: "aggressive", Steps: 20, Layers: 40, Reuse: 3, RenderScale: 320.0 / 512},
 }
 
-// ApplyPreset returns r with its preset's knobs filled into the fields r
-// leaves zero (explicit settings win). An unknown preset is an error.
-func ApplyPreset(r Request) (Request, error) {
+// ApplyPreset returns r with its preset, one of d.Presets, filled into
+// the fields r leaves zero (explicit settings win). An unknown preset is
+// an error.
+func (d Defaults) ApplyPreset(r Request) (Request, error) {
 	if r.Preset == "" {
 		return r, nil
 	}
 	if strings.EqualFold(r.Preset, TurboPreset) {
 		return applyTurbo(r)
 	}
-	for _, p := range Presets {
+	for _, p := range d.Presets {
 		if !strings.EqualFold(p.Name, r.Preset) {
 			continue
 		}
@@ -86,8 +88,8 @@ func ApplyPreset(r Request) (Request, error) {
 		}
 		return r, nil
 	}
-	names := make([]string, len(Presets))
-	for i, p := range Presets {
+	names := make([]string, len(d.Presets))
+	for i, p := range d.Presets {
 		names[i] = p.Name
 	}
 	names = append(names, TurboPreset+" (with a Turbo LoRA)")
@@ -99,9 +101,13 @@ func ApplyPreset(r Request) (Request, error) {
 // kept, so their caches (text conditioning, reference latents) serve the
 // next job.
 type Renderer struct {
-	// CacheDir holds the generated tiny model used when a request names
-	// no model (required for such requests).
+	// CacheDir holds the built-in models (the demo model extracted, the
+	// tiny model generated), required for requests that use them.
 	CacheDir string
+	// DefaultModel is the model of a request that names none: "" the
+	// built-in demo model (DemoModel), TinyModel for tests that need the
+	// random tiny model's cost, or a snapshot folder.
+	DefaultModel string
 	// Threads bounds the engine's CPU threads (0: all).
 	Threads int
 	// PlanOptions carries the backend's declarations (a Qwen sequence
@@ -236,7 +242,7 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 		return nil, err
 	}
 	if job.Engine == nil {
-		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is a weights profile, which plans but cannot render; choose a downloaded MiniMax-H3 folder, or none for the tiny model", req.Model), Flag: "-d"}}
+		return nil, &RequestError{&FlagError{Msg: fmt.Sprintf("the model %s is a weights profile, which plans but cannot render; choose a downloaded MiniMax-H3 folder, or none for the %s", req.Model, DemoModelText), Flag: "-d"}}
 	}
 	if job.Plan.Verdict != plan.Fits {
 		return nil, &RefusedError{job.Plan}
@@ -249,14 +255,19 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	return job, nil
 }
 
-// plan applies the preset and defaults, validates, probes and plans req; the
-// job's Engine is nil when the model is a profile.
+// plan opens the model, applies its preset and defaults, validates, probes
+// and plans req; the job's Engine is nil when the model is a profile.
 func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
-	r, err := ApplyPreset(req)
+	eng, profile, err := rd.model(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	d := engineDefaults(eng)
+	r, err := d.ApplyPreset(req)
 	if err != nil {
 		return nil, &RequestError{err}
 	}
-	r = r.WithDefaults()
+	r = r.WithModelDefaults(d)
 	if err := r.Validate(); err != nil {
 		return nil, &RequestError{err}
 	}
@@ -273,10 +284,7 @@ func (rd *Renderer) plan(ctx context.Context, req Request) (*Job, error) {
 	}
 	mc.Rates = rd.rates(mc.Name, r.Model)
 	var p *plan.Plan
-	eng, profile, err := rd.model(r.Model)
 	switch {
-	case err != nil:
-		return nil, err
 	case eng != nil:
 		p, err = eng.Plan(pr, mc, rd.PlanOptions)
 	default:
@@ -306,10 +314,11 @@ func checkOutput(out string) error {
 }
 
 // model resolves a request's model: the open engine of a snapshot folder
-// ("" and "tiny" are the embedded tiny model), or a named profile
+// or a built-in model ("" is DefaultModel), or a named profile
 // (plan.ModelNames) to plan without weights.
 func (rd *Renderer) model(name string) (*engine.Engine, plan.Model, error) {
-	if name != "" && name != "tiny" && slices.Contains(plan.ModelNames, name) {
+	name = rd.resolveModel(name)
+	if name != TinyModel && slices.Contains(plan.ModelNames, name) {
 		m, err := plan.LookupModel(name)
 		if err != nil {
 			return nil, plan.Model{}, &RequestError{err}
@@ -320,8 +329,8 @@ func (rd *Renderer) model(name string) (*engine.Engine, plan.Model, error) {
 	return e, plan.Model{}, err
 }
 
-// engine returns the open engine for a model directory ("" is the
-// embedded tiny model), opening it on first use.
+// engine returns the open engine of a resolved model (a folder or a
+// built-in model), opening it on first use.
 func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
@@ -343,17 +352,15 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 	return e, nil
 }
 
-// modelDir is the snapshot folder of a request's model: the embedded tiny
-// model's (written on first use) for "" and "tiny", else the folder itself
-// once it checks out.
+// modelDir is the snapshot folder of a request's model ("" is
+// DefaultModel): a built-in model's under the cache (written on first
+// use), else the folder itself once it checks out.
 func (rd *Renderer) modelDir(model string) (string, error) {
-	if model != "" && model != "tiny" {
-		return model, CheckModelFolder(model)
+	model = rd.resolveModel(model)
+	if dir, ok, err := builtInDir(model, rd.CacheDir); ok {
+		return dir, err
 	}
-	if rd.CacheDir == "" {
-		return "", errors.New("app: no cache folder for the tiny model")
-	}
-	return engine.TinyModelDir(filepath.Join(rd.CacheDir, "models"))
+	return model, CheckModelFolder(model)
 }
 
 // Run generates the job's clip and muxes it into its output file.

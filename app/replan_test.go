@@ -69,7 +69,7 @@ func BenchmarkReplan(b *testing.B) {
 	clips := []string{filepath.Join(dir, "a.mp4"), filepath.Join(dir, "b.mp4")}
 	testClip(b, clips[0], "320x240")
 	testClip(b, clips[1], "240x320")
-	rd := &Renderer{CacheDir: b.TempDir(), Threads: 1, Logger: slog.New(slog.DiscardHandler)}
+	rd := &Renderer{CacheDir: b.TempDir(), DefaultModel: TinyModel, Threads: 1, Logger: slog.New(slog.DiscardHandler)}
 	defer rd.Close()
 	r := Request{Model: qwen3Snapshot(b), Machine: "m5-max-128", Seconds: 2, Output: filepath.Join(dir, "out.mp4"),
 		References: []Reference{{Kind: RefVideoAudio, Path: clips[0]}, {Kind: RefVideo, Path: clips[1]}}}

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"h3studio/engine/layout"
-	"h3studio/engine/plan"
 )
 
 // Reference kinds, as the request lists them.
@@ -29,7 +28,7 @@ type Reference struct {
 // Request is one generation request, as the UI edits it and the CLI parses
 // it. Zero values mean "default" where a default exists.
 type Request struct {
-	Model  string `json:"model,omitempty"` // snapshot directory or model profile; empty: the embedded tiny model
+	Model  string `json:"model,omitempty"` // snapshot directory, model profile, DemoModel or TinyModel; empty: the Renderer's default (the demo model)
 	Prompt string `json:"prompt"`
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
@@ -70,8 +69,9 @@ type Request struct {
 	Machine    string  `json:"machine,omitempty"`
 }
 
-// Defaults used when a Request leaves a field zero (h3.c's; the step
-// count is the planner's plan.DefaultSteps).
+// The release's defaults for a Request's zero fields (h3.c's; the step
+// count is the planner's plan.DefaultSteps), ReleaseDefaults' values; a
+// model that declares its own (Defaults) overrides them.
 const (
 	DefaultWidth  = 512
 	DefaultHeight = 512
@@ -83,18 +83,30 @@ const (
 	DefaultRefImageSize = "official"
 )
 
-// WithDefaults returns a copy with zero fields filled in; the caller's
-// request is never changed.
-func (r Request) WithDefaults() Request {
+// WithDefaults is WithModelDefaults with the release's defaults.
+func (r Request) WithDefaults() Request { return r.WithModelDefaults(ReleaseDefaults) }
+
+// WithModelDefaults returns a copy with zero fields filled in from d (a
+// side left zero gets the model's); the caller's request is never changed.
+func (r Request) WithModelDefaults(d Defaults) Request {
 	r.Prompt = CleanPrompt(r.Prompt)
-	if r.Width == 0 && r.Height == 0 {
-		r.Width, r.Height = DefaultWidth, DefaultHeight
+	if r.Width == 0 {
+		r.Width = d.Width
+	}
+	if r.Height == 0 {
+		r.Height = d.Height
 	}
 	if r.Frames == 0 && r.Seconds == 0 {
-		r.Frames = DefaultFrames
+		r.Frames = d.Frames
 	}
 	if r.Steps == 0 {
-		r.Steps = plan.DefaultSteps
+		r.Steps = d.Steps
+	}
+	if r.VideoShift == 0 {
+		r.VideoShift = d.VideoShift
+	}
+	if r.AudioShift == 0 {
+		r.AudioShift = d.AudioShift
 	}
 	if r.RefImageSize == "" {
 		r.RefImageSize = DefaultRefImageSize
@@ -141,10 +153,11 @@ func (r Request) Validate() error {
 				f, layout.MinFrames, layout.MaxFrames, lo, hi)
 		}
 	}
-	if r.Width < 0 || r.Width == 0 && r.Height != 0 {
+	// A side left zero is the model's (WithModelDefaults).
+	if r.Width < 0 {
 		bad("--width", "the width must be positive, not %d", r.Width)
 	}
-	if r.Height < 0 || r.Height == 0 && r.Width != 0 {
+	if r.Height < 0 {
 		bad("--height", "the height must be positive, not %d", r.Height)
 	}
 	if (r.RenderWidth == 0) != (r.RenderHeight == 0) {

@@ -76,15 +76,17 @@ func joinPairArgs(args []string) ([]string, error) {
 // bindRequestFlags defines the h3.c-compatible request flags on fs,
 // writing into r. Shared by plan and render.
 func bindRequestFlags(fs *flag.FlagSet, r *Request) {
-	fs.StringVar(&r.Model, "d", "", "model: snapshot directory, or a profile for planning (official-bf16, official-q8_0, official-q4_k, comfy-bf16, tiny); default: the embedded tiny model")
+	fs.StringVar(&r.Model, "d", "", "model: snapshot directory, demo (the "+DemoModelText+", the default), tiny (the "+TinyModelText+"), or a profile for planning (official-bf16, official-q8_0, official-q4_k, comfy-bf16)")
 	fs.StringVar(&r.Model, "model", "", "same as -d")
 	fs.StringVar(&r.Prompt, "p", "", "prompt")
 	fs.StringVar(&r.Prompt, "prompt", "", "same as -p")
-	fs.IntVar(&r.Width, "width", DefaultWidth, "output width in pixels (multiple of 32)")
-	fs.IntVar(&r.Height, "height", DefaultHeight, "output height in pixels (multiple of 32)")
-	fs.IntVar(&r.Frames, "frames", 0, "output frames at 24 fps, rounded up where needed: "+FramesRuleText+" (default 22)")
+	// The canvas, length and steps default to the model's, which is known
+	// only once -d is parsed (withModelFlags).
+	fs.IntVar(&r.Width, "width", 0, fmt.Sprintf("output width in pixels (multiple of 32; default the model's, %d for the release)", DefaultWidth))
+	fs.IntVar(&r.Height, "height", 0, fmt.Sprintf("output height in pixels (multiple of 32; default the model's, %d for the release)", DefaultHeight))
+	fs.IntVar(&r.Frames, "frames", 0, fmt.Sprintf("output frames at 24 fps, rounded up where needed: %s (default the model's, %d for the release)", FramesRuleText, DefaultFrames))
 	fs.Float64Var(&r.Seconds, "seconds", 0, "output length in seconds (instead of --frames), rounded up as --frames is")
-	fs.IntVar(&r.Steps, "steps", plan.DefaultSteps, "denoising passes")
+	fs.IntVar(&r.Steps, "steps", 0, fmt.Sprintf("denoising passes (default the preset's, else the model's, %d for the release)", plan.DefaultSteps))
 	fs.Int64Var(&r.Seed, "seed", 0, "random seed")
 	fs.IntVar(&r.Layers, "layers", 0, "active DiT blocks, 35..50 (default all)")
 	fs.IntVar(&r.Reuse, "reuse", 0, "evaluate the denoiser every k-th step and extrapolate between")
@@ -106,8 +108,34 @@ func bindRequestFlags(fs *flag.FlagSet, r *Request) {
 	fs.Float64Var(&r.AudioShift, "audio-shift", 0, "sigma shift of the audio schedule (0: the model's, 3)")
 	fs.StringVar(&r.Output, "o", "", "output MP4 path")
 	fs.StringVar(&r.FramesDir, "frames-dir", "", "also write the frames to this folder")
-	fs.StringVar(&r.Preset, "preset", "", "quality preset: reference, default, balanced, fast, aggressive, or turbo (the steps and shifts of the request's Turbo LoRA)")
+	fs.StringVar(&r.Preset, "preset", "", "quality preset: the model's (the release's: reference, default, balanced, fast, aggressive), or turbo (the steps and shifts of the request's Turbo LoRA)")
 	fs.StringVar(&r.Machine, "machine", "auto", "machine profile (e.g. m5-max-128) or auto")
+}
+
+// withModelFlags gives the canvas, length and steps flags left unset the
+// request's model's defaults, as flag defaults would have been had the
+// model been known before -d was parsed: the request recorded in the
+// history and the clip says what was made. A model that declares nothing
+// gets the release's canvas and steps and keeps its length unset, as
+// before models could declare defaults.
+func withModelFlags(fs *flag.FlagSet, rd *Renderer, r Request) (Request, error) {
+	d, err := rd.Defaults(r.Model)
+	if err != nil {
+		return r, err
+	}
+	if !flagSet(fs, "width") {
+		r.Width = d.Width
+	}
+	if !flagSet(fs, "height") {
+		r.Height = d.Height
+	}
+	if d.Declared && !flagSet(fs, "frames") && !flagSet(fs, "seconds") {
+		r.Frames = d.Frames
+	}
+	if r.Preset == "" && !flagSet(fs, "steps") {
+		r.Steps = d.Steps // a preset's step count wins unless --steps was given
+	}
+	return r, nil
 }
 
 // parseRequestFlags parses args into a request (flags defined by
@@ -136,9 +164,6 @@ func parseRequestFlags(fs *flag.FlagSet, r *Request, args []string) error {
 		if f.zero && flagSet(fs, f.name) {
 			return &UsageError{Msg: TerminalAdvice(&FlagError{Msg: f.what, Flag: "--" + f.name})}
 		}
-	}
-	if r.Preset != "" && !flagSet(fs, "steps") {
-		r.Steps = 0 // the preset's step count, unless --steps was given
 	}
 	if err := r.Validate(); err != nil {
 		return &UsageError{Msg: oneLine(TerminalAdvice(err))}

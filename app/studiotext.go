@@ -93,3 +93,26 @@ func ReadingText(n int) string { return "Reading " + countText(n, "file") + "…
 func LoRAChangedText(coverage string) string {
 	return coverage + " · changed since the clip was made: this render will differ"
 }
+
+// Names of the built-in models, as the window and the terminal say them.
+const (
+	// DemoModelText is the model used when no folder is chosen.
+	DemoModelText = "built-in demo model"
+	// TinyModelText is the random-weight model tests and the calibration
+	// use.
+	TinyModelText = "tiny random model"
+	// NoModelFolderText is the Settings model field's placeholder.
+	NoModelFolderText = "empty: the " + DemoModelText
+)
+
+// BuiltInModelName is a built-in model's name in words (DemoModel or
+// TinyModel), or the name itself for anything else.
+func BuiltInModelName(model string) string {
+	switch model {
+	case DemoModel:
+		return DemoModelText
+	case TinyModel:
+		return TinyModelText
+	}
+	return model
+}

@@ -167,6 +167,9 @@ func (e *Engine) Plan(r plan.Request, mc plan.Machine, opt plan.Options) (*plan.
 		return nil, err
 	}
 	r.Processor = proc
+	if d := e.snap.Declared; d != nil {
+		r.RefShortEdge = d.ReferenceShortEdge
+	}
 	tok, err := e.tokenizer()
 	if err != nil {
 		return nil, err

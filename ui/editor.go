@@ -50,6 +50,12 @@ type editor struct {
 	// turboHeld is set while the Turbo preset the user chose is away only
 	// because its LoRA is (for now) at strength 0: it comes back with it.
 	turboHeld bool
+	// defaults are the active model's (its canvas, length and presets).
+	// canvasDefault and lengthDefault hold while those fields show them,
+	// so another model's defaults replace them, but never what the user
+	// typed or a restored request brought.
+	defaults                     app.Defaults
+	canvasDefault, lengthDefault bool
 }
 
 // turboTitle is the Turbo preset as the picker shows it.
@@ -64,7 +70,7 @@ func presetTitle(name string) string {
 }
 
 func newEditor(changed func(), tips *tipLayer) *editor {
-	e := &editor{}
+	e := &editor{defaults: app.ReleaseDefaults}
 	e.prompt = newPromptEntry()
 	e.prompt.SetPlaceHolder("Describe the clip: what happens, how it is filmed, what it sounds like")
 	e.prompt.SetMinRowsVisible(4)
@@ -73,13 +79,9 @@ func newEditor(changed func(), tips *tipLayer) *editor {
 			e.prompt.SetText(p)
 		}
 	})
-	e.width, e.height = widget.NewEntry(), widget.NewEntry()
-	e.width.SetText(strconv.Itoa(app.DefaultWidth))
-	e.height.SetText(strconv.Itoa(app.DefaultHeight))
-	e.length = widget.NewEntry()
-	e.length.SetText("2")
+	e.width, e.height, e.length = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
 	e.unit = widget.NewSelect([]string{unitSeconds, unitFrames}, nil)
-	e.unit.SetSelected(unitSeconds)
+	e.showDefaults()
 	e.aligned = widget.NewLabel("")
 	e.aligned.Wrapping = fyne.TextWrapWord // the rounding's reason is a sentence
 	e.seed = widget.NewEntry()
@@ -87,12 +89,7 @@ func newEditor(changed func(), tips *tipLayer) *editor {
 	e.dice = newTipButton(theme.ViewRefreshIcon(), "New random seed", tips, func() {
 		e.seed.SetText(strconv.FormatInt(rand.Int64N(1<<31), 10))
 	})
-	var names []string
-	for _, p := range app.Presets {
-		names = append(names, presetTitle(p.Name))
-	}
-	e.preset = widget.NewSelect(names, nil)
-	e.preset.SetSelected("Default")
+	e.preset = widget.NewSelect(nil, nil) // updatePresets offers the model's
 	e.steps, e.layers, e.reuse = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
 	e.steps.SetPlaceHolder("preset's")
 	e.layers.SetPlaceHolder("preset's (35-50 DiT blocks)")
@@ -105,10 +102,13 @@ func newEditor(changed func(), tips *tipLayer) *editor {
 	e.updatePresets()
 
 	// Handlers go on last so setting the defaults above plans nothing.
-	for _, en := range []*widget.Entry{&e.prompt.Entry, e.width, e.height, e.length, e.seed, e.steps, e.layers, e.reuse, e.videoShift, e.audioShift} {
+	for _, en := range []*widget.Entry{&e.prompt.Entry, e.seed, e.steps, e.layers, e.reuse, e.videoShift, e.audioShift} {
 		en.OnChanged = func(string) { changed() }
 	}
-	e.unit.OnChanged = func(string) { changed() }
+	e.width.OnChanged = func(string) { e.canvasDefault = false; changed() }
+	e.height.OnChanged = e.width.OnChanged
+	e.length.OnChanged = func(string) { e.lengthDefault = false; changed() }
+	e.unit.OnChanged = func(string) { e.lengthDefault = false; changed() }
 	e.preset.OnChanged = func(string) { changed() }
 	e.updateAligned()
 	return e
@@ -151,8 +151,54 @@ func withTemplate(p string) string {
 	return p + "\n" + strings.Join(missing, "\n")
 }
 
+// defaultPreset is the preset the picker starts on, and falls back to.
+const defaultPreset = "Default"
+
+// defaultSeconds is the window's length for a model that declares none.
+const defaultSeconds = "2"
+
+// showDefaults puts the model's canvas and length in their fields: the
+// declared frames, else the window's two seconds.
+func (e *editor) showDefaults() {
+	d := e.defaults
+	e.width.SetText(strconv.Itoa(d.Width))
+	e.height.SetText(strconv.Itoa(d.Height))
+	if d.Declared {
+		e.unit.SetSelected(unitFrames)
+		e.length.SetText(strconv.Itoa(d.Frames))
+	} else {
+		e.unit.SetSelected(unitSeconds)
+		e.length.SetText(defaultSeconds)
+	}
+	e.canvasDefault, e.lengthDefault = true, true
+}
+
+// setDefaults makes d the model's defaults: fields that still show the
+// previous model's take d's, and the picker offers d's presets.
+func (e *editor) setDefaults(d app.Defaults) {
+	canvas, length := e.canvasDefault, e.lengthDefault
+	width, height, unit, text := e.width.Text, e.height.Text, e.unit.Selected, e.length.Text
+	e.defaults = d
+	e.showDefaults()
+	if !canvas {
+		e.width.SetText(width)
+		e.height.SetText(height)
+	}
+	if !length {
+		e.unit.SetSelected(unit)
+		e.length.SetText(text)
+	}
+	e.canvasDefault, e.lengthDefault = canvas, length
+	e.updatePresets()
+}
+
 // fill sets the fields of r into the editor (restoring a past request).
 func (e *editor) fill(r app.Request) {
+	// What the request sets is no longer the model's default; what it
+	// leaves keeps its state (the field edits below clear both flags).
+	canvas := e.canvasDefault && (r.Width <= 0 || r.Height <= 0)
+	length := e.lengthDefault && r.Seconds <= 0 && r.Frames <= 0
+	defer func() { e.canvasDefault, e.lengthDefault = canvas, length }()
 	e.prompt.SetText(r.Prompt)
 	if r.Width > 0 && r.Height > 0 {
 		e.width.SetText(strconv.Itoa(r.Width))
@@ -173,7 +219,7 @@ func (e *editor) fill(r app.Request) {
 	if r.Preset != "" {
 		e.preset.SetSelected(presetTitle(strings.ToLower(r.Preset)))
 	}
-	p := presetNamed(r.Preset)
+	p := presetNamed(e.defaults.Presets, r.Preset)
 	if t, ok := r.TurboLoRA(); ok && strings.EqualFold(r.Preset, app.TurboPreset) {
 		p.Steps = t.Steps
 	}
@@ -207,7 +253,7 @@ func (e *editor) updatePresets() {
 	req := app.Request{LoRAs: ls}
 	t, turbo := req.TurboLoRA()
 	var names []string
-	for _, p := range app.Presets {
+	for _, p := range e.defaults.Presets {
 		names = append(names, presetTitle(p.Name))
 	}
 	if turbo {
@@ -217,13 +263,16 @@ func (e *editor) updatePresets() {
 		e.preset.SetOptions(names)
 	}
 	switch {
+	case !slices.Contains(names, e.preset.Selected) && e.preset.Selected != turboTitle:
+		// The model offers no preset of that name (another model's).
+		e.selectQuietly(e.fallbackPreset())
 	case !turbo && e.preset.Selected == turboTitle:
-		e.selectQuietly("Default")
+		e.selectQuietly(e.fallbackPreset())
 		e.turboHeld = len(ls) > 0 // a LoRA turned off, not removed
-	case turbo && e.turboHeld && e.preset.Selected == "Default":
+	case turbo && e.turboHeld && e.preset.Selected == defaultPreset:
 		e.selectQuietly(turboTitle)
 		e.turboHeld = false
-	case e.preset.Selected != "Default" || len(ls) == 0:
+	case e.preset.Selected != defaultPreset || len(ls) == 0:
 		e.turboHeld = false // another choice, or nothing left to come back with
 	}
 	e.loras.setHint(app.TurboText(req))
@@ -238,6 +287,15 @@ func (e *editor) updatePresets() {
 	e.audioShift.SetPlaceHolder("model's")
 }
 
+// fallbackPreset is the picker's choice when its preset is not offered:
+// Default, or the model's first preset if it has no Default.
+func (e *editor) fallbackPreset() string {
+	if presetNamed(e.defaults.Presets, defaultPreset).Name != "" || len(e.defaults.Presets) == 0 {
+		return defaultPreset
+	}
+	return presetTitle(e.defaults.Presets[0].Name)
+}
+
 // selectQuietly picks a preset without the picker's change handler: the
 // window's own adjustment is no edit.
 func (e *editor) selectQuietly(title string) {
@@ -247,9 +305,10 @@ func (e *editor) selectQuietly(title string) {
 	e.preset.OnChanged = onChanged
 }
 
-// presetNamed is the preset of that name (the zero Preset if none).
-func presetNamed(name string) app.Preset {
-	for _, p := range app.Presets {
+// presetNamed is the preset of that name among presets (the zero Preset
+// if none).
+func presetNamed(presets []app.Preset, name string) app.Preset {
+	for _, p := range presets {
 		if strings.EqualFold(p.Name, name) {
 			return p
 		}

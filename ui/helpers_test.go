@@ -110,15 +110,22 @@ const machine = "m5-max-128"
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
+	return newHarnessOn(t, app.TinyModel)
+}
+
+// newHarnessOn is a harness whose requests without a model folder use
+// defaultModel (the Renderer's DefaultModel), its defaults in the editor.
+func newHarnessOn(t testing.TB, defaultModel string) *harness {
+	t.Helper()
 	a := test.NewTempApp(t)
 	hist, err := app.OpenHistory(filepath.Join(t.TempDir(), "history"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ui: newSerial(t), out: t.TempDir()}
-	h.rd = &app.Renderer{CacheDir: cacheDir, Preview: true}
+	h.rd = &app.Renderer{CacheDir: cacheDir, DefaultModel: defaultModel, Preview: true}
 	cfg := Config{Exec: h.ui.exec(), Render: h.rd.Render, Plan: PlanWith(h.rd), History: hist,
-		OutputDir: h.out, Machine: machine, PlanDelay: 20 * time.Millisecond, SetMemoryGB: h.rd.SetMemoryGB, Memory: h.rd.MemoryNow, LoRACoverage: h.rd.LoRACoverage,
+		OutputDir: h.out, Machine: machine, PlanDelay: 20 * time.Millisecond, SetMemoryGB: h.rd.SetMemoryGB, Memory: h.rd.MemoryNow, LoRACoverage: h.rd.LoRACoverage, Defaults: h.rd.Defaults,
 		// The cheap named sizes: the official ones take minutes to encode
 		// on a CPU, and these tests check the window, not the sizing.
 		RefImageSize: "match", RefClipSize: "source"}

@@ -144,7 +144,7 @@ func newKeyBench(b *testing.B) *keyBench {
 	}
 	// The production wiring (DefaultConfig) on temporary folders; the
 	// clip's sound is not needed and Xvfb has no sound card.
-	rd := &app.Renderer{CacheDir: cacheDir, Preview: true}
+	rd := &app.Renderer{CacheDir: cacheDir, DefaultModel: app.TinyModel, Preview: true}
 	b.Cleanup(rd.Close)
 	cfg := coreConfig(rd, hist, dir)
 	cfg.LoadSound = nil

@@ -49,7 +49,7 @@ func TestDropRenderedClipRestores(t *testing.T) {
 		RefImageSize: "match", RefClipSize: "source"}
 	// One thread: ggml's spinning workers cost more than they gain on a
 	// 64x64 clip on shared cores.
-	rd := &app.Renderer{CacheDir: cacheDir, Threads: 1}
+	rd := &app.Renderer{CacheDir: cacheDir, DefaultModel: app.TinyModel, Threads: 1}
 	defer rd.Close()
 	if _, err := rd.Render(context.Background(), past, nil); err != nil {
 		t.Fatal(err)

@@ -75,14 +75,14 @@ func parseMemoryGB(text string) (float64, error) {
 }
 
 // ShowSettings opens the settings: the model snapshot folder (empty: the
-// embedded tiny model, "Get MiniMax-H3…" downloads one), the folder
+// built-in demo model, "Get MiniMax-H3…" downloads one), the folder
 // finished clips go to and the memory budget override. Save checks every
 // field first, the model folder as the CLI's -d is checked; a bad one is
 // named in one sentence under the fields and the dialog stays open with
 // what was typed.
 func (s *Studio) ShowSettings() {
 	f := &settingsForm{model: widget.NewEntry(), out: widget.NewEntry(), mem: widget.NewEntry(), problem: widget.NewLabel("")}
-	f.model.SetPlaceHolder("empty: the embedded tiny model")
+	f.model.SetPlaceHolder(app.NoModelFolderText)
 	f.model.SetText(s.model)
 	f.out.SetText(s.cfg.OutputDir)
 	if mc, err := app.LookupMachine(s.cfg.Machine); err == nil {
@@ -148,9 +148,11 @@ func (s *Studio) saveSettings(f *settingsForm) {
 // applySettings makes checked settings the window's and remembers them.
 func (s *Studio) applySettings(model, out string, gb float64) {
 	if model != s.model {
-		// The listed LoRAs' coverage lines were of the other model.
+		// The listed LoRAs' coverage lines, and the defaults, were of the
+		// other model.
 		clear(s.ed.loras.coverage)
 		defer s.checkLoRAs()
+		defer s.loadDefaults()
 	}
 	s.model = model
 	s.cfg.OutputDir = out

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type Config struct {
 	// RefImageSize and RefClipSize size the references of every request
 	// (app.Request's fields; empty: the official pipeline's sizing).
 	RefImageSize, RefClipSize string
+	// Defaults are a model's canvas, length and presets (app.Renderer.
+	// Defaults; "" the built-in demo model). Nil keeps the release's.
+	Defaults func(model string) (app.Defaults, error)
 }
 
 // Studio is the studio window's state: the request being edited, the plan
@@ -109,7 +113,7 @@ type Studio struct {
 	previews   int
 	planTimer  *time.Timer
 	lastOutput string
-	model      string // snapshot folder; "" is the embedded tiny model
+	model      string // snapshot folder; "" is the built-in demo model
 	// renderWhenPlanned queues the request as soon as its plan (after
 	// a change the user did not type: a new seed) says it fits.
 	renderWhenPlanned bool
@@ -169,11 +173,36 @@ func NewStudio(a fyne.App, cfg Config) *Studio {
 	s.addShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
 	s.loadPrefs()
+	s.loadDefaults()
 	s.edited()
 	// What the window opened with is where Undo stops.
 	s.hist = editHistory{cur: s.state()}
 	s.refreshHistory()
 	return s
+}
+
+// loadDefaults asks for the model's defaults off the UI goroutine (the
+// demo model is extracted on first use) and hands them to the editor. A
+// model that cannot be opened keeps the defaults on show: its plan says
+// what is wrong with it.
+func (s *Studio) loadDefaults() {
+	if s.cfg.Defaults == nil {
+		return
+	}
+	model := s.model
+	s.spawn(func() {
+		d, err := s.cfg.Defaults(model)
+		if err != nil {
+			return
+		}
+		s.cfg.Exec.Do(func() {
+			if model != s.model || reflect.DeepEqual(d, s.ed.defaults) {
+				return // chosen again meanwhile, or nothing changes
+			}
+			s.ed.setDefaults(d)
+			s.edited()
+		})
+	})
 }
 
 // Window is the studio window.

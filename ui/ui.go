@@ -50,7 +50,7 @@ func Run(opts Options) error {
 }
 
 // NewMainWindow builds the studio window on a (the real app or Fyne's test
-// app) without showing it, wired to the real core: the embedded tiny model
+// app) without showing it, wired to the real core: the built-in demo model
 // unless a snapshot is chosen, history and cache in the app's storage,
 // clips in the user's Movies folder.
 func NewMainWindow(a fyne.App) fyne.Window {
@@ -112,6 +112,7 @@ func coreConfig(rd *app.Renderer, hist *app.History, out string) Config {
 		LoadSound:    LoadSound,
 		Memory:       rd.MemoryNow,
 		LoRACoverage: rd.LoRACoverage,
+		Defaults:     rd.Defaults,
 	}
 }
 

@@ -201,6 +201,27 @@ func RefVideoCanvas(src Canvas, p ClipPolicy) Canvas {
 	return c
 }
 
+// RefCanvas is the canvas a picture or clip reference is resized to
+// before the VAE encoder and the vision tower: its policy's canvas, its
+// short edge then capped by the planner's lever (r.CapShortEdge) and the
+// model's declared reference short edge (modelShortEdge; 0 declares none,
+// and the release's sizing is unchanged). The planner, and through the
+// plan the engine and the estimate, size references only here.
+func RefCanvas(r Ref, target Canvas, modelShortEdge int) Canvas {
+	limit := r.CapShortEdge
+	if modelShortEdge > 0 && (limit <= 0 || modelShortEdge < limit) {
+		limit = modelShortEdge
+	}
+	if !r.Kind.HasVideo() {
+		return RefImageCanvas(r.Source, target, r.Policy, limit)
+	}
+	c := RefVideoCanvas(r.Source, r.ClipPolicy)
+	if limit > 0 && min(c.Width, c.Height) > limit {
+		c = RefImageCanvas(c, c, PolicyMax, limit)
+	}
+	return c
+}
+
 // ScaleCanvas returns the largest canvas with the same aspect ratio as c,
 // sides multiples of 32, whose area is at most frac of c's. It is how a
 // lower render canvas (h3.c's --render-width/height) is chosen.

@@ -97,7 +97,7 @@ type Ref struct {
 
 	Policy       ImagePolicy // images
 	ClipPolicy   ClipPolicy  // clips
-	CapShortEdge int         // images: extra down-scale of the short edge (0 = none)
+	CapShortEdge int         // the planner's extra down-scale of the short edge (0 = none)
 	Pool         Pool        // clips: Qwen token pooling
 	MaxFrames    int         // clips: decode at most this many frames (0 = no cap beyond the output)
 }
@@ -112,6 +112,10 @@ type Spec struct {
 	Convention   VideoConvention
 	// Processor is the snapshot's Qwen processor budget (zero: the release's).
 	Processor QwenProcessor
+	// RefShortEdge is the largest reference short edge the model declares
+	// (its h3studio.json; 0: the release's sizing, made for 768-class
+	// canvases, which a small model would spend minutes encoding).
+	RefShortEdge int
 }
 
 // Task derives the task from the anchors and references.
@@ -268,7 +272,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 		case RefImage:
 			nPic++
 			rl.Label = nPic
-			rl.Canvas = RefImageCanvas(r.Source, s.Canvas, r.Policy, r.CapShortEdge)
+			rl.Canvas = RefCanvas(r, s.Canvas, s.RefShortEdge)
 			rl.LatentFrames = 1
 			rl.DiTRows = rl.Canvas.Tokens()
 		case RefVideo, RefVideoAudio:
@@ -278,10 +282,7 @@ func (s *Spec) resolveRefs(frames int) ([]RefLayout, error) {
 			}
 			nVid++
 			rl.Label = nVid
-			rl.Canvas = RefVideoCanvas(r.Source, r.ClipPolicy)
-			if r.CapShortEdge > 0 && min(rl.Canvas.Width, rl.Canvas.Height) > r.CapShortEdge {
-				rl.Canvas = RefImageCanvas(rl.Canvas, rl.Canvas, PolicyMax, r.CapShortEdge)
-			}
+			rl.Canvas = RefCanvas(r, s.Canvas, s.RefShortEdge)
 			rl.Frames = min(r.SourceFrames, frames)
 			if r.MaxFrames > 0 {
 				rl.Frames = min(rl.Frames, r.MaxFrames)

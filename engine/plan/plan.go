@@ -62,9 +62,13 @@ type Request struct {
 	// Processor is the snapshot's Qwen processor budget (zero: the
 	// release's); Engine.Plan fills it from the snapshot.
 	Processor layout.QwenProcessor
-	Steps     int // DiT forwards before reuse (default DefaultSteps)
-	Layers    int // active DiT blocks (default all)
-	Reuse     int // whole-denoiser reuse interval (default 1)
+	// RefShortEdge caps references' short edge (layout.Spec.RefShortEdge;
+	// 0: the release's sizing); Engine.Plan fills it from the snapshot's
+	// declaration.
+	RefShortEdge int
+	Steps        int // DiT forwards before reuse (default DefaultSteps)
+	Layers       int // active DiT blocks (default all)
+	Reuse        int // whole-denoiser reuse interval (default 1)
 	// CoreReuse runs the DiT blocks every CoreReuse-th forward and reuses
 	// their cached residual in between (h3.c --core-reuse; 0: off; not with
 	// Reuse). TokenReduction pools target video rows in pairs inside the
@@ -264,7 +268,8 @@ func newState(r Request) (state, error) {
 		}
 	}
 	s.spec = layout.Spec{Canvas: model, Frames: r.Frames, PromptTokens: r.PromptTokens,
-		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor}
+		First: r.First != "", Last: r.Last != "", Convention: r.Convention, Processor: r.Processor,
+		RefShortEdge: r.RefShortEdge}
 	for _, ref := range r.Refs {
 		lr := ref.Layout()
 		lr.Policy, lr.ClipPolicy = r.ImagePolicy, r.ClipPolicy

@@ -51,6 +51,9 @@ type Snapshot struct {
 	Root       string
 	Format     Format
 	Partitions []*Partition
+	// Declared is the root's h3studio.json: what the model was trained
+	// for (nil: none, the release's defaults apply).
+	Declared *Declared
 }
 
 // Partition is one of the two task-specific model sets.
@@ -173,6 +176,9 @@ func discoverOfficial(root string) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{Root: root, Format: FormatOfficial}
+	if s.Declared, err = readDeclared(root); err != nil {
+		return nil, err
+	}
 	if mi.H3 != nil {
 		// root is itself one partition folder.
 		p, err := discoverPartition(root, mi)

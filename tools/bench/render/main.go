@@ -40,7 +40,7 @@ func run(threads, steps int) error {
 	}
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rd := &app.Renderer{CacheDir: dir, Threads: threads, Logger: quiet}
+	rd := &app.Renderer{CacheDir: dir, DefaultModel: app.TinyModel, Threads: threads, Logger: quiet}
 	defer rd.Close()
 	req := app.Request{Prompt: "A red fox runs through fresh snow at dawn, its breath rising in the cold air.",
 		Width: app.DefaultWidth, Height: app.DefaultHeight, Frames: app.DefaultFrames, Steps: steps, Seed: 1,
