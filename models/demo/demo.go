@@ -123,8 +123,73 @@ func Extract(fsys fs.FS, digest, cacheRoot string) (string, error) {
 	return dir, nil
 }
 
-// copyTree copies every folder and regular file of fsys under dst.
+// copyTree copies every folder and regular file of fsys under dst, then
+// fills the shared partitions (fillShared).
 func copyTree(fsys fs.FS, dst string) error {
+	if err := copyAll(fsys, dst); err != nil {
+		return err
+	}
+	return fillShared(fsys, dst)
+}
+
+// fillShared completes a partition folder that holds nothing but its
+// model_index.json from the partition with the most files. The demo's two
+// partitions share every weight (one DiT trained on all tasks), and the
+// repository keeps them once: it travels whole to the GPU machine the
+// model trains on, under a size limit, and the engine reads the official
+// layout, where each partition carries its own copy.
+func fillShared(fsys fs.FS, dst string) error {
+	tops, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return err
+	}
+	files := map[string][]string{} // partition -> its files, relative to it
+	var full string
+	for _, e := range tops {
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := fs.Sub(fsys, e.Name())
+		if err != nil {
+			return err
+		}
+		err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				files[e.Name()] = append(files[e.Name()], p)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(files[e.Name()]) > len(files[full]) {
+			full = e.Name()
+		}
+	}
+	for part, fs1 := range files {
+		if part == full || len(fs1) != 1 || fs1[0] != partitionIndex {
+			continue
+		}
+		for _, p := range files[full] {
+			if p == partitionIndex {
+				continue
+			}
+			out := filepath.Join(dst, part, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			if err := copyFile(fsys, path.Join(full, p), out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// partitionIndex is the one file a shared partition keeps of its own.
+const partitionIndex = "model_index.json"
+
+func copyAll(fsys fs.FS, dst string) error {
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -185,3 +185,31 @@ func TestEmbeddedSnapshotLayout(t *testing.T) {
 		}
 	}
 }
+
+// A partition holding only its model_index.json is filled from the full
+// one, as the repository stores the demo's two partitions.
+func TestExtractFillsSharedPartition(t *testing.T) {
+	tree := fstest.MapFS{
+		"model_index.json":            {Data: []byte(`{}`)},
+		"FL2VA/model_index.json":      {Data: []byte(`{"partition":"fl2va"}`)},
+		"FL2VA/transformer/a.st":      {Data: []byte("weights of a")},
+		"FL2VA/video_vae/source/b.st": {Data: []byte("weights of b")},
+		"Ref2VA/model_index.json":     {Data: []byte(`{"partition":"ref2va"}`)},
+	}
+	dir, err := Extract(tree, mustDigest(t, tree), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Ref2VA/model_index.json":      `{"partition":"ref2va"}`,
+		"Ref2VA/transformer/a.st":      "weights of a",
+		"Ref2VA/video_vae/source/b.st": "weights of b",
+		"FL2VA/model_index.json":       `{"partition":"fl2va"}`,
+	}
+	for name, w := range want {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || string(got) != w {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, w)
+		}
+	}
+}

@@ -114,7 +114,7 @@ _DT = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16"}
 
 
 def write_safetensors(path, tensors):
-    """name -> tensor, written in name order with 8-byte alignment (the
+    """name -> tensor, written in name order, the data 64-byte aligned (the
     safetensors format; the package is not on every machine we train on)."""
     header, blobs, off = {}, [], 0
     for name in sorted(tensors):
@@ -125,7 +125,7 @@ def write_safetensors(path, tensors):
         off += len(raw)
     header["__metadata__"] = {"format": "pt"}
     h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((-len(h)) % 8)
+    h += b" " * ((-(8 + len(h))) % 64)  # data starts 64-byte aligned: the engine maps it in place
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(h)))
