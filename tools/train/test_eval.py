@@ -125,9 +125,12 @@ class Summary(unittest.TestCase):
 
     def test_a_wrong_render_scores_zero(self):
         meta, arrays = by_task(held_out())["FL2VA"][1:]
-        blank = np.zeros_like(arrays["frames"])
+        clip = world.Clip.from_json(meta["spec"])
+        other = next(c for n, c in world.BACKGROUNDS.items() if n != clip.background)
+        blank = np.broadcast_to(np.asarray(other, np.uint8), arrays["frames"].shape)
         row = ev.measured(meta, arrays, {"frames": blank, "audio": np.zeros_like(arrays["audio"])})
         self.assertFalse(row["colour+direction"])
+        self.assertFalse(row["background"])
         self.assertLess(row["psnr"], 25)
 
 
