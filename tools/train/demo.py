@@ -83,8 +83,11 @@ DIT_CONFIG = {
 VIDEO_VIT = {"num_layers": 2, "heads": 3, "dim_head": 32}
 
 # Audio VAE kwargs changes against the tiny one: a wider encoder stem (the
-# tiny one starts from 2 channels); the decoder stays at the tiny width.
-AUDIO_KWARGS = {"encoder_dim": 4}
+# tiny one starts from 2 channels), and four decoder stages (x8 x5 x5 x4,
+# the same 800 samples per latent) instead of seven: BigVGAN halves its
+# width per stage, and the tiny decoder's seventh stage has one channel,
+# which collapsed the first run's decoder to a constant.
+AUDIO_KWARGS = {"encoder_dim": 4, "decoder_rates": [8, 5, 5, 4], "decoder_kernel_sizes": [16, 11, 11, 8]}
 
 # DiT tensors the release stores in float32 (the rest is bfloat16).
 DIT_F32 = ("video_patch_proj.", "audio_patch_proj.", "time_embedder.", "rope.inv_freq",
