@@ -216,23 +216,40 @@ def init_snapshot(template, snap=SNAPSHOT):
     os.makedirs(os.path.join(snap, "Ref2VA"))
     for rel in ("model_index.json", os.path.join("Ref2VA", "model_index.json")):
         shutil.copy(os.path.join(template, rel), os.path.join(snap, rel))
+    write_json(os.path.join(part_dir(snap), "transformer", "config.json"), DIT_CONFIG)
+    torch.manual_seed(0)
+    save_dit(init_dit(), snap)
+    fresh_video_vae(snap)
+    fresh_audio_vae(snap)
+
+
+def fresh_video_vae(snap=SNAPSHOT):
+    """The video VAE at demo.py's config with new weights (train_vae.py
+    video --fresh); the DiT has to learn the new latents afterwards."""
     d = part_dir(snap)
-    write_json(os.path.join(d, "transformer", "config.json"), DIT_CONFIG)
     src = read_json(os.path.join(d, "video_vae", "source", "config.json"))
     src["vit_decoder_kwargs"].update(VIDEO_VIT)
     write_json(os.path.join(d, "video_vae", "source", "config.json"), src)
+    torch.manual_seed(1)
+    vae = R.build_video_vae(os.path.join(d, "video_vae"))
+    _init_module(vae)
+    save_video_vae(vae, snap, mean=[0.0] * 24, std=[1.0] * 24)
+    record(snap, "video_vae", steps=0, examples=0, seconds=0.0)
+
+
+def fresh_audio_vae(snap=SNAPSHOT):
+    """The audio VAE at demo.py's config with new weights (train_vae.py
+    audio --fresh)."""
+    d = part_dir(snap)
     meta = read_json(os.path.join(d, "audio_vae", "metadata.json"))
     meta["metadata"]["kwargs"].update(AUDIO_KWARGS)
     write_json(os.path.join(d, "audio_vae", "metadata.json"), meta)
-    torch.manual_seed(0)
-    save_dit(init_dit(), snap)
-    vae = R.build_video_vae(os.path.join(part_dir(snap), "video_vae"))
-    _init_module(vae)
-    save_video_vae(vae, snap, mean=[0.0] * 24, std=[1.0] * 24)
+    torch.manual_seed(2)
     audio_training_shims()
-    avae = R.build_audio_vae(os.path.join(part_dir(snap), "audio_vae"))
+    avae = R.build_audio_vae(os.path.join(d, "audio_vae"))
     _init_module(avae)
     save_audio_vae(avae, snap, mean=[0.0] * 32, std=[1.0] * 32)
+    record(snap, "audio_vae", steps=0, examples=0, seconds=0.0)
 
 
 # ---------------------------------------------------------------- DiT io
