@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -45,33 +46,43 @@ func compareParity(t *testing.T, fx *fixture, cp *capture) {
 	for _, name := range taps {
 		checkClose(t, name, cp.floats[name], fx.floats(t, fixtureName(name)), latentTolerance)
 	}
-	if fx.has("decode.frames") {
-		compareFrames(t, fx, cp)
+	switch {
+	case fx.has("decode.frames"):
+		compareFrames(t, fx, cp, "decode.frames", 1)
+	case fx.has("decode.frames.every4"):
+		compareFrames(t, fx, cp, "decode.frames.every4", 4)
 	}
 	checkClose(t, "decode.audio", cp.floats["decode.audio"], fx.floats(t, "decode.audio"), decodeTolerance)
 }
 
 // compareFrames checks the decoded float frames (the reference is
-// [3][F][H][W], the engine hands [3][H][W] per frame).
-func compareFrames(t *testing.T, fx *fixture, cp *capture) {
+// [3][F][H][W] of every stride-th frame, the engine hands [3][H][W] per
+// frame), by relative L2 and PSNR.
+func compareFrames(t *testing.T, fx *fixture, cp *capture, name string, stride int) {
 	t.Helper()
-	frames := fx.floats(t, "decode.frames")
-	var got []float32
+	frames := fx.floats(t, name)
 	n := 0
 	for ; cp.floats[fmt.Sprintf("decode.frame.%d", n)] != nil; n++ {
 	}
-	if n == 0 || len(frames)%n != 0 {
-		t.Fatalf("decoded %d frames; the reference has %d values", n, len(frames))
+	kept := (n + stride - 1) / stride
+	if n == 0 || len(frames)%kept != 0 {
+		t.Fatalf("decoded %d frames; the reference has %d values for %d of them", n, len(frames), kept)
 	}
-	plane := len(frames) / n / 3
-	want := make([]float32, 0, len(frames))
-	for k := 0; k < n; k++ {
-		got = append(got, cp.floats[fmt.Sprintf("decode.frame.%d", k)]...)
+	plane := len(frames) / kept / 3
+	var got, want []float32
+	for k := 0; k < kept; k++ {
+		got = append(got, cp.floats[fmt.Sprintf("decode.frame.%d", k*stride)]...)
 		for ch := 0; ch < 3; ch++ {
-			want = append(want, frames[(ch*n+k)*plane:(ch*n+k+1)*plane]...)
+			want = append(want, frames[(ch*kept+k)*plane:(ch*kept+k+1)*plane]...)
 		}
 	}
-	checkClose(t, "decode.frames", got, want, decodeTolerance)
+	checkClose(t, name, got, want, decodeTolerance)
+	var se float64
+	for i := range want {
+		d := float64(got[i] - want[i])
+		se += d * d
+	}
+	t.Logf("%-16s PSNR %.1f dB", name, 10*math.Log10(float64(len(want))/math.Max(se, 1e-30)))
 }
 
 // fixtureName maps a tap name to the generator's tensor name.

@@ -69,14 +69,19 @@ type fixture struct {
 
 func openFixture(t *testing.T, name string) *fixture {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join(parityDir, "testdata", name+".safetensors"))
+	return openFixtureFile(t, filepath.Join(parityDir, "testdata", name+".safetensors"))
+}
+
+func openFixtureFile(t *testing.T, path string) *fixture {
+	t.Helper()
+	f, err := safetensors.Open(path)
 	if err != nil {
-		t.Fatalf("fixture %s: %v (regenerate with tools/fixtures/e2e/run.sh on the GPU machine)", name, err)
+		t.Fatalf("fixture %s: %v (regenerate with tools/fixtures/e2e/run.sh on the GPU machine)", path, err)
 	}
 	t.Cleanup(func() { f.Close() })
 	fx := &fixture{f: f}
 	if err := json.Unmarshal([]byte(f.Metadata["case"]), &fx.spec); err != nil {
-		t.Fatalf("fixture %s: case metadata: %v", name, err)
+		t.Fatalf("fixture %s: case metadata: %v", path, err)
 	}
 	return fx
 }
@@ -168,8 +173,12 @@ func (c *capture) tap(name string, index int, v any) {
 }
 
 func runParityCase(t *testing.T, name string) {
-	fx := openFixture(t, name)
-	e := openTinyForParity(t)
+	runParityCaseOn(t, openFixture(t, name), openTinyForParity(t))
+}
+
+// runParityCaseOn renders a fixture's request on e with every stage tapped
+// and compares the taps with the fixture's reference tensors.
+func runParityCaseOn(t *testing.T, fx *fixture, e *engine.Engine) {
 	cp := &capture{floats: map[string][]float32{}, ints: map[string][]int32{}}
 	engine.SetTapForTest(e, cp.tap)
 	r := fx.request()

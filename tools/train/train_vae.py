@@ -10,8 +10,9 @@ and the DiT use (latents_mean / latents_std, measured on the world at the
 end), so a second run resumes. ComfyUI's own encode and decode are what is
 trained, the same calls the pipeline makes: the video VAE on 22-frame clips
 (two 17-frame encoder chunks and the decoder's overlap blend) and single
-pictures (FL2VA anchors, Ref2VA pictures); the audio VAE on one-second
-stereo crops. The latent is perturbed before decoding (5 % of its spread)
+pictures (FL2VA anchors, Ref2VA pictures), the shapes' pixels weighted
+(--boost) over the plain background; the audio VAE on one-second stereo
+crops. The latent is perturbed before decoding (5 % of its spread)
 so the decoder tolerates a DiT's imperfect latents.
 """
 
@@ -83,12 +84,24 @@ def picture_batch(examples, device):
     return x * (2.0 / 255.0) - 1.0, x / 255.0
 
 
-def video_loss(vae, x, target, noise):
-    z = vae.encode(x)
-    zn = z + noise * z.detach().std() * torch.randn_like(z)
-    y = vae.decode(zn)
-    rec = F.l1_loss(y, target) + F.mse_loss(y, target)
-    return rec + 1e-5 * z.pow(2).mean(), rec
+def object_weight(target, boost):
+    """1 on the background, 1 + boost on the shapes: a clip is mostly its
+    plain background (the median colour), and an unweighted loss is met by
+    drawing the background alone (the first run's decoder greyed shapes)."""
+    bg = target.flatten(2).median(dim=2).values.view(target.shape[0], 3, *([1] * (target.dim() - 2)))
+    shape = ((target - bg).abs().amax(1, keepdim=True) > 0.05).float()
+    return 1.0 + boost * shape
+
+
+def video_loss(vae, x, target, noise, boost, amp):
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16, enabled=amp):
+        z = vae.encode(x)
+        zn = z + noise * z.detach().std() * torch.randn_like(z)
+        y = vae.decode(zn).float()
+    d = y - target
+    w = object_weight(target, boost)
+    rec = ((d.abs() + d * d) * w).mean() / w.mean()
+    return rec + 1e-5 * z.float().pow(2).mean(), rec
 
 
 def latent_stats(encode, batches):
@@ -128,7 +141,7 @@ def train_video(a, log):
             x, tgt = picture_batch(exs * 2, dev)
         else:
             x, tgt = video_batch(exs, rng, dev)
-        loss, rec = video_loss(vae, x, tgt, a.noise)
+        loss, rec = video_loss(vae, x, tgt, a.noise, a.boost, a.amp)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
@@ -228,8 +241,11 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--noise", type=float, default=0.05)
+    p.add_argument("--boost", type=float, default=9.0, help="extra loss weight on the shapes' pixels")
+    p.add_argument("--amp", type=int, default=1, help="bfloat16 autocast on a GPU (1) or not (0)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=6, help="data processes")
+    p.add_argument("--fresh", action="store_true", help="start from new weights at demo.py's config")
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
@@ -237,6 +253,9 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.benchmark = True
+    a.amp = bool(a.amp) and a.device.startswith("cuda")
+    if a.fresh:
+        (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(a.snapshot)
     log = Log(a.log)
     (train_video if a.which == "video" else train_audio)(a, log)
 
