@@ -142,7 +142,9 @@ func (pw partitionWriter) write(dir, name string) error {
 		func() error { return writeJSON(filepath.Join(dir, "transformer", "config.json"), dit) },
 		func() error { return pw.tensors(filepath.Join(dir, "transformer"), ditSpecs(dit), pw.ditSeed, 2) },
 		func() error { return writeJSON(filepath.Join(dir, "text_encoder", "config.json"), qwen) },
-		func() error { return pw.tensors(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), pw.seed, 2) },
+		func() error {
+			return pw.tensors(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), pw.seed, 2)
+		},
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "config.json"), video) },
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "source", "config.json"), video.Source) },
 		func() error {
