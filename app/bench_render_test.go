@@ -3,15 +3,17 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"h3studio/engine"
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/plan"
+	"h3studio/engine/textenc"
+	"h3studio/engine/tokenizer"
 	"h3studio/engine/weights"
 )
 
@@ -133,7 +135,62 @@ func TestSyntheticReleaseProfile(t *testing.T) {
 		t.Errorf("synthetic release profile %+v (DiT %.4f), want official-bf16's %+v (DiT %.4f; dims equal: %v)", g, got.DiTBPP, w, want.DiTBPP, got.Dims == want.Dims)
 	}
 	t.Logf("synthetic release: DiT %.4f B per parameter", got.DiTBPP)
-	if _, err := os.Stat(filepath.Join(dir, "FL2VA", "transformer", weights.SyntheticName)); err != nil {
+	releasePromptRealises(t, dir)
+}
+
+// releasePromptRealises plans the GPU run's request on the release's
+// synthetic snapshot with an H200's memory and realises its Qwen
+// presentation with the snapshot's tokenizer and text encoder, as
+// Generate's encode phase begins: the tokenizer and the config must agree
+// on the special ids and every id must be in the release's vocabulary.
+func releasePromptRealises(t *testing.T, dir string) {
+	const h200GB = 139
+	rd := &Renderer{CacheDir: t.TempDir(), DefaultModel: dir, Device: ggml.DeviceCPU, MemoryGB: h200GB}
+	defer rd.Close()
+	p, err := rd.Plan(context.Background(), Request{Prompt: vaeBenchPrompt, Width: 864, Height: 480, Frames: 56, Steps: 20,
+		Seed: renderBenchSeed, Output: filepath.Join(t.TempDir(), "x.mp4")})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if p.Verdict != plan.Fits {
+		t.Fatalf("864x480x56 on %d GB: %s", h200GB, p.Error)
+	}
+	s, err := weights.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(s.Tokenizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := s.Partitions[0].Component(weights.TextEncoder).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg, err := arch.ReadModel(arch.OfficialFiles(s.Partitions[0].Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := textenc.New(b, src, *cfg.Qwen, textenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	in, err := m.Realise(tok, p.Layout.Qwen, vaeBenchPrompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range in.IDs {
+		if id < 0 || int(id) >= cfg.Qwen.Text.Vocab {
+			t.Fatalf("id %d outside the release vocabulary of %d", id, cfg.Qwen.Text.Vocab)
+		}
+	}
+	t.Logf("864x480x56 on %d GB: %d Qwen tokens, %d DiT rows, residency %+v, planned peak %.1f GB in %s",
+		h200GB, len(in.IDs), p.DiTRows.Total, p.Residency, float64(p.Memory.PeakBytes)/1e9, p.Memory.PeakPhase)
 }

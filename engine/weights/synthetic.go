@@ -45,8 +45,9 @@ type SyntheticOptions struct {
 // render of the release's size runs through the engine's own loaders and
 // Generate with no checkpoint, no host copy of the weights and a few
 // hundred kilobytes on disk. The tokenizer is the tiny model's (the
-// release's tokenizer.json is not in the project): prompts count
-// differently, nothing else changes. dir must not exist or be empty.
+// release's tokenizer.json is not in the project), and the Qwen config
+// carries its special ids: prompts count differently, no size changes.
+// dir must not exist or be empty.
 func WriteSynthetic(dir string, o SyntheticOptions) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("weights: %s is not empty; choose a new folder for the synthetic snapshot", dir)
@@ -60,7 +61,7 @@ func WriteSynthetic(dir string, o SyntheticOptions) error {
 		if err != nil {
 			return err
 		}
-		pw.dit, pw.qwen, pw.video, pw.audio = rel.DiT, rel.Qwen, rel.VideoVAE, withSeededStats(rel.AudioVAE, o.Seed)
+		pw.dit, pw.qwen, pw.video, pw.audio = rel.DiT, withTinySpecials(rel.Qwen), rel.VideoVAE, withSeededStats(rel.AudioVAE, o.Seed)
 	default:
 		return fmt.Errorf("weights: synthetic config %d", o.Config)
 	}

@@ -24,8 +24,11 @@ type TinyOptions struct {
 }
 
 // tinyQwen is arch's tiny Qwen3-VL with the tiny tokenizer's special ids.
-func tinyQwen() *arch.Qwen {
-	q := arch.TinyQwen()
+func tinyQwen() *arch.Qwen { return withTinySpecials(arch.TinyQwen()) }
+
+// withTinySpecials gives q the tiny tokenizer's special ids (the encoder
+// refuses a tokenizer whose vision ids differ from its config's).
+func withTinySpecials(q *arch.Qwen) *arch.Qwen {
 	q.ImageToken, q.VideoToken = tinySpecialID("<|image_pad|>"), tinySpecialID("<|video_pad|>")
 	q.VisionStart, q.VisionEnd = tinySpecialID("<|vision_start|>"), tinySpecialID("<|vision_end|>")
 	q.Text.BOSToken, q.Text.EOSToken = tinySpecialID("<|endoftext|>"), tinySpecialID("<|im_end|>")
