@@ -83,8 +83,11 @@ DIT_CONFIG = {
 VIDEO_VIT = {"num_layers": 2, "heads": 3, "dim_head": 32}
 
 # Audio VAE kwargs changes against the tiny one: a wider encoder stem (the
-# tiny one starts from 2 channels); the decoder stays at the tiny width.
-AUDIO_KWARGS = {"encoder_dim": 4}
+# tiny one starts from 2 channels), and four decoder stages (x8 x5 x5 x4,
+# the same 800 samples per latent) instead of seven: BigVGAN halves its
+# width per stage, and the tiny decoder's seventh stage has one channel,
+# which collapsed the first run's decoder to a constant.
+AUDIO_KWARGS = {"encoder_dim": 4, "decoder_rates": [8, 5, 5, 4], "decoder_kernel_sizes": [16, 11, 11, 8]}
 
 # DiT tensors the release stores in float32 (the rest is bfloat16).
 DIT_F32 = ("video_patch_proj.", "audio_patch_proj.", "time_embedder.", "rope.inv_freq",
@@ -213,23 +216,40 @@ def init_snapshot(template, snap=SNAPSHOT):
     os.makedirs(os.path.join(snap, "Ref2VA"))
     for rel in ("model_index.json", os.path.join("Ref2VA", "model_index.json")):
         shutil.copy(os.path.join(template, rel), os.path.join(snap, rel))
+    write_json(os.path.join(part_dir(snap), "transformer", "config.json"), DIT_CONFIG)
+    torch.manual_seed(0)
+    save_dit(init_dit(), snap)
+    fresh_video_vae(snap)
+    fresh_audio_vae(snap)
+
+
+def fresh_video_vae(snap=SNAPSHOT):
+    """The video VAE at demo.py's config with new weights (train_vae.py
+    video --fresh); the DiT has to learn the new latents afterwards."""
     d = part_dir(snap)
-    write_json(os.path.join(d, "transformer", "config.json"), DIT_CONFIG)
     src = read_json(os.path.join(d, "video_vae", "source", "config.json"))
     src["vit_decoder_kwargs"].update(VIDEO_VIT)
     write_json(os.path.join(d, "video_vae", "source", "config.json"), src)
+    torch.manual_seed(1)
+    vae = R.build_video_vae(os.path.join(d, "video_vae"))
+    _init_module(vae)
+    save_video_vae(vae, snap, mean=[0.0] * 24, std=[1.0] * 24)
+    record(snap, "video_vae", steps=0, examples=0, seconds=0.0)
+
+
+def fresh_audio_vae(snap=SNAPSHOT):
+    """The audio VAE at demo.py's config with new weights (train_vae.py
+    audio --fresh)."""
+    d = part_dir(snap)
     meta = read_json(os.path.join(d, "audio_vae", "metadata.json"))
     meta["metadata"]["kwargs"].update(AUDIO_KWARGS)
     write_json(os.path.join(d, "audio_vae", "metadata.json"), meta)
-    torch.manual_seed(0)
-    save_dit(init_dit(), snap)
-    vae = R.build_video_vae(os.path.join(part_dir(snap), "video_vae"))
-    _init_module(vae)
-    save_video_vae(vae, snap, mean=[0.0] * 24, std=[1.0] * 24)
+    torch.manual_seed(2)
     audio_training_shims()
-    avae = R.build_audio_vae(os.path.join(part_dir(snap), "audio_vae"))
+    avae = R.build_audio_vae(os.path.join(d, "audio_vae"))
     _init_module(avae)
     save_audio_vae(avae, snap, mean=[0.0] * 32, std=[1.0] * 32)
+    record(snap, "audio_vae", steps=0, examples=0, seconds=0.0)
 
 
 # ---------------------------------------------------------------- DiT io

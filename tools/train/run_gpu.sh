@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
+# FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
+FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M)
 SNAP=models/demo/snapshot
@@ -17,9 +19,9 @@ if [ "$VAE_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \
     >"$OUT/smoke.log" 2>&1 &
   smoke=$!
-  python3 tools/train/train_vae.py video --minutes "$VAE_MIN" --batch 8 --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch 8 --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
   v=$!
-  python3 tools/train/train_vae.py audio --minutes "$VAE_MIN" --batch 16 --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
+  python3 tools/train/train_vae.py audio $FA --minutes "$VAE_MIN" --batch 16 --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
   a=$!
   wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
   wait $v; wait $a

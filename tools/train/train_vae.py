@@ -245,6 +245,7 @@ def main():
     p.add_argument("--amp", type=int, default=1, help="bfloat16 autocast on a GPU (1) or not (0)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=6, help="data processes")
+    p.add_argument("--fresh", action="store_true", help="start from new weights at demo.py's config")
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
@@ -253,6 +254,8 @@ def main():
         torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.benchmark = True
     a.amp = bool(a.amp) and a.device.startswith("cuda")
+    if a.fresh:
+        (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(a.snapshot)
     log = Log(a.log)
     (train_video if a.which == "video" else train_audio)(a, log)
 
