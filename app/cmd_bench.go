@@ -16,7 +16,7 @@ import (
 func init() {
 	register(Command{
 		Name:    "bench",
-		Summary: "measure this machine's matmul, attention and release-size DiT, Qwen and video VAE throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
+		Summary: "measure this machine's matmul, attention and release-size DiT, Qwen, video VAE and whole-render throughput on the engine's backend (Metal on a Mac, CUDA with make cuda)",
 		Run:     runBench,
 	})
 }
@@ -64,14 +64,22 @@ type benchResult struct {
 	Frames            int     `json:"frames,omitempty"`
 	Residency         string  `json:"residency,omitempty"`
 	DecodeBudgetBytes int64   `json:"decode_budget_bytes,omitempty"`
+	// The whole render (--render): its steps, the plan's peak, and per
+	// phase the engine's wall time, the device's and the process's
+	// high-water marks while it ran and the plan's peak for it; Parts are
+	// the engine's timed stages inside the phases (Stats.Parts).
+	Steps            int           `json:"steps,omitempty"`
+	PlannedPeakBytes int64         `json:"planned_peak_bytes,omitempty"`
+	Phases           []renderPhase `json:"phases,omitempty"`
+	Parts            []renderPart  `json:"parts,omitempty"`
 }
 
 // runBench times the two kernels a generation spends its time in, on the
 // same backend renders use, so a user can compare machines (and the
 // planner's throughput profile) without the source tree: `make bench` needs
 // the repository and references; this needs only the binary. --dit,
-// --qwen and --vae add the release-size DiT forward, Qwen prefill and
-// video VAE decode.
+// --qwen, --vae and --render add the release-size DiT forward, Qwen
+// prefill, video VAE decode and a whole T2VA render.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	size := fs.Int("size", 2048, "matmul size N for N x N x N products")
@@ -84,6 +92,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ditLoRA := fs.Int("dit-lora", 0, "also time each --dit geometry with a seeded LoRA of this rank on every block (the Turbo adapters' is 64)")
 	qwenBenchFromFlags := qwenFlags(fs, stderr)
 	vaeBenchFromFlags := vaeFlags(fs)
+	renderBenchFromFlags := renderFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -103,6 +112,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	vb, err := vaeBenchFromFlags()
+	if err != nil {
+		return err
+	}
+	rb, err := renderBenchFromFlags()
 	if err != nil {
 		return err
 	}
@@ -143,7 +156,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if vb != nil {
-		return vb.run(ctx, b, emit)
+		if err := vb.run(ctx, b, emit); err != nil {
+			return err
+		}
+	}
+	if rb != nil {
+		rb.device = dev
+		return rb.run(ctx, emit)
 	}
 	return nil
 }
@@ -216,6 +235,9 @@ func printBench(w io.Writer, r benchResult) error {
 	}
 	if r.LoRARank > 0 {
 		line += fmt.Sprintf("; with a rank-%d LoRA %.3f s (%.3fx)", r.LoRARank, r.LoRASeconds, r.LoRARatio)
+	}
+	if r.Phases != nil {
+		line = renderLine(r)
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

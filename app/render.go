@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"h3studio/engine"
+	"h3studio/engine/ggml"
 	"h3studio/engine/layout"
 	"h3studio/engine/plan"
 	"h3studio/media"
@@ -110,6 +111,9 @@ type Renderer struct {
 	DefaultModel string
 	// Threads bounds the engine's CPU threads (0: all).
 	Threads int
+	// Device picks the engines' ggml device (zero: the GPU when present;
+	// `bench --cpu` asks for the CPU).
+	Device ggml.Device
 	// PlanOptions carries the backend's declarations (a Qwen sequence
 	// limit); MemoryGB overrides the machine's memory budget when
 	// positive. Set them before the first call; while plans and renders
@@ -341,7 +345,7 @@ func (rd *Renderer) engine(model string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Logger: rd.Logger})
+	e, err := engine.Open(dir, engine.Options{Threads: rd.Threads, Device: rd.Device, Logger: rd.Logger})
 	if err != nil {
 		return nil, &RequestError{err}
 	}

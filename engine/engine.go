@@ -260,12 +260,44 @@ func fileDiT(c *weights.Component) (*arch.DiT, error) {
 // FL2VA partition's, the two partitions' architectures being the same)
 // with bytes per parameter measured from its files.
 func profileFor(s *weights.Snapshot, models map[string]*arch.Model) (plan.Model, error) {
-	for _, name := range []string{"fl2va", "ref2va"} {
-		if m, ok := models[name]; ok {
-			return plan.ModelFor(m, s.Root)
+	for _, p := range s.Partitions {
+		if p.Name != "fl2va" && p.Name != "ref2va" {
+			continue
 		}
+		m := models[p.Name]
+		bytes, synthetic, err := syntheticBytes(p)
+		if err != nil || !synthetic {
+			if err == nil {
+				return plan.ModelFor(m, s.Root)
+			}
+			return plan.Model{}, err
+		}
+		return plan.ModelOfBytes(m, s.Root, bytes)
 	}
 	return plan.Model{}, fmt.Errorf("engine: the snapshot at %s has no partition to plan", s.Root)
+}
+
+// syntheticBytes is what a generated partition's weights take stored, per
+// planner component (false: the partition's weights are files, which
+// plan.ModelFor measures).
+func syntheticBytes(p *weights.Partition) (map[string]int64, bool, error) {
+	keys := map[string]string{weights.Transformer: "dit", weights.TextEncoder: "text_encoder",
+		weights.VideoVAE: "video_vae", weights.AudioVAE: "audio_vae"}
+	bytes := map[string]int64{}
+	for _, c := range p.Components {
+		if !c.Synthetic() {
+			return nil, false, nil
+		}
+		src, err := c.Open()
+		if err != nil {
+			return nil, false, err
+		}
+		for _, t := range src.Tensors() {
+			bytes[keys[c.Name]] += t.Bytes
+		}
+		src.Close()
+	}
+	return bytes, true, nil
 }
 
 // model is the configs of the run's partition.

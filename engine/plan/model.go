@@ -185,6 +185,16 @@ func MeasureDir(dir string) (Model, error) {
 // dir. Only the FL2VA partition's (or the unpartitioned) files are
 // counted: both partitions are byte-identical in size.
 func ModelFor(a *arch.Model, dir string) (Model, error) {
+	bytes, err := fileBytes(dir)
+	if err != nil {
+		return Model{}, err
+	}
+	return ModelOfBytes(a, dir, bytes)
+}
+
+// fileBytes sums the weight files under dir per component (ModelOfBytes's
+// keys), the FL2VA partition's unless only Ref2VA has one.
+func fileBytes(dir string) (map[string]int64, error) {
 	bytes := map[string]int64{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -210,13 +220,21 @@ func ModelFor(a *arch.Model, dir string) (Model, error) {
 		return nil
 	})
 	if err != nil {
-		return Model{}, fmt.Errorf("plan: measure %s: %w", dir, err)
+		return nil, fmt.Errorf("plan: measure %s: %w", dir, err)
 	}
 	for _, c := range []string{"dit", "text_encoder", "video_vae", "audio_vae"} {
 		if bytes[c] == 0 {
 			bytes[c] = bytes["ref2va:"+c]
 		}
 	}
+	return bytes, nil
+}
+
+// ModelOfBytes is the profile of a snapshot whose configs are a and whose
+// weights take bytes per component ("dit", "text_encoder", "video_vae",
+// "audio_vae"; 0: the component's default width): what ModelFor measures
+// from files, or what a generated snapshot declares.
+func ModelOfBytes(a *arch.Model, dir string, bytes map[string]int64) (Model, error) {
 	if bytes["dit"] == 0 {
 		return Model{}, fmt.Errorf("plan: no DiT weights (*.safetensors or *.gguf under transformer/ or diffusion_models/) in %s", dir)
 	}

@@ -122,22 +122,24 @@ func (m *Model) Close() {
 
 const embedName = "model.language_model.embed_tokens.weight"
 
-// embed looks token rows up on the host, straight from the mapped table.
+// embed looks token rows up on the host, straight from the mapped table
+// (one row at a time: a generated table is never made whole).
 func (m *Model) embed(ids []int32) ([]float32, error) {
 	info, _ := m.src.Lookup(embedName)
-	data, ok := m.src.Data(embedName)
 	D := m.cfg.Text.Hidden
-	if !ok || len(info.Shape) != 2 || int(info.Shape[1]) != D {
+	if len(info.Shape) != 2 || int(info.Shape[1]) != D {
 		return nil, fmt.Errorf("textenc: %s has shape %v, want [vocab %d]", embedName, info.Shape, D)
 	}
 	vocab := int(info.Shape[0])
-	es := int(weights.DType(info.DType).RowBytes(1))
 	out := make([]float32, len(ids)*D)
 	for s, id := range ids {
 		if id < 0 || int(id) >= vocab {
 			return nil, fmt.Errorf("textenc: token id %d at position %d is outside the vocabulary of %d", id, s, vocab)
 		}
-		row := data[int(id)*D*es : (int(id)+1)*D*es]
+		row, ok := weights.Row(m.src, embedName, int(id))
+		if !ok {
+			return nil, fmt.Errorf("textenc: %s: no data for row %d", embedName, id)
+		}
 		v, err := safetensors.ToFloat32(safetensors.DType(info.DType), row)
 		if err != nil {
 			return nil, fmt.Errorf("textenc: %s: %w", embedName, err)

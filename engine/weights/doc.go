@@ -7,8 +7,9 @@
 // places weights in ggml backend buffers, zero-copy where the file allows it
 // and by bounded direct copies where it does not (Residency); streams DiT
 // blocks through two rotating buffers (BlockStreamer); writes the tiny
-// random-weight snapshot every test loads (WriteTiny); and quantizes
-// snapshots (Convert).
+// random-weight snapshot every test loads (WriteTiny) and synthetic
+// snapshots whose tensors are generated on the device when loaded
+// (WriteSynthetic, a Seeded Source); and quantizes snapshots (Convert).
 //
 // # QKV row layout
 //

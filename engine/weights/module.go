@@ -56,8 +56,9 @@ func ReadFloat32(src Source, name string, want []int64) ([]float32, error) {
 type Module struct {
 	sets []*ggml.WeightSet
 	// Mapped and Copied count bytes placed zero-copy over the mapping and
-	// bytes copied into backend buffers.
-	Mapped, Copied int64
+	// bytes copied into backend buffers; Filled, bytes of a generated
+	// source filled where they live (their stored size).
+	Mapped, Copied, Filled int64
 }
 
 // ModuleOf is the storage of weights placed without a Source (seeded
@@ -148,8 +149,13 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 	}
 	m := &Module{}
 	mapped := map[string][]loadPlan{}
-	var copied []loadPlan
+	var copied, grown []loadPlan
+	seeded, _ := src.(Seeded)
 	for _, p := range plans {
+		if _, ok := seedInit(seeded, p); ok {
+			grown = append(grown, p)
+			continue
+		}
 		// a Source held in memory (no mapping) is copied
 		if p.host == nil && !o.Copy && b.Caps().ZeroCopy && Mappable(p.info, p.dt) && src.Mapping(p.info.File) != nil {
 			mapped[p.info.File] = append(mapped[p.info.File], p)
@@ -181,6 +187,11 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 			}
 		}
 	}
+	if len(grown) > 0 {
+		if err := m.fillIn(b, seeded, grown); err != nil {
+			return fail(err)
+		}
+	}
 	if len(copied) == 0 {
 		return m, nil
 	}
@@ -188,6 +199,39 @@ func LoadModule(b *ggml.Backend, src Source, module any, o LoadOptions) (*Module
 		return fail(err)
 	}
 	return m, nil
+}
+
+// seedInit is how a generated source draws plan p's tensor (false: p is
+// stored, or computed on the host).
+func seedInit(src Seeded, p loadPlan) (ggml.Init, bool) {
+	if src == nil || p.host != nil {
+		return ggml.Init{}, false
+	}
+	return src.Init(p.info.Name)
+}
+
+// fillIn places plans of a generated source in one new backend buffer and
+// fills them there (ggml.WeightSet.FillSeeded, converting to each
+// weight's backend dtype), so nothing of their size passes through the
+// host.
+func (m *Module) fillIn(b *ggml.Backend, src Seeded, plans []loadPlan) error {
+	ws := b.NewWeightSet(len(plans))
+	m.sets = append(m.sets, ws)
+	inits := map[*ggml.Tensor]ggml.Init{}
+	for _, p := range plans {
+		*p.f.dst = ws.Add(p.f.name, p.dt, p.shape...)
+		inits[*p.f.dst], _ = seedInit(src, p)
+	}
+	if err := ws.Alloc(); err != nil {
+		return err
+	}
+	if err := ws.FillSeeded(src.Seed(), func(t *ggml.Tensor) ggml.Init { return inits[t] }); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		m.Filled += p.info.Bytes
+	}
+	return nil
 }
 
 // loadPlan is one weight LoadModule places: stored (info) or computed on

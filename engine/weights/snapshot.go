@@ -101,8 +101,15 @@ func (c *Component) Open() (Source, error) {
 	if g := filepath.Join(c.Path, GGUFName); fileExists(g) {
 		return OpenGGUF(g)
 	}
+	if c.Synthetic() {
+		return OpenSynthetic(filepath.Join(c.Path, SyntheticName))
+	}
 	return OpenSafetensors(c.Path)
 }
+
+// Synthetic reports whether the component is a manifest of generated
+// tensors (WriteSynthetic) rather than stored weights.
+func (c *Component) Synthetic() bool { return fileExists(filepath.Join(c.Path, SyntheticName)) }
 
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
@@ -300,8 +307,8 @@ func checkComponentFiles(c *Component) error {
 	if _, err := os.Stat(c.Config); err != nil {
 		return &SnapshotError{c.Config, "is missing; the snapshot is incomplete"}
 	}
-	if fileExists(filepath.Join(c.Path, GGUFName)) {
-		return nil // converted by h3studio convert
+	if fileExists(filepath.Join(c.Path, GGUFName)) || c.Synthetic() {
+		return nil // converted by h3studio convert, or generated (WriteSynthetic)
 	}
 	idx := filepath.Join(c.Path, safetensors.IndexName)
 	raw, err := os.ReadFile(idx)

@@ -181,3 +181,24 @@ func Float32(src Source, name string) ([]float32, error) {
 	}
 	return safetensors.ToFloat32(safetensors.DType(t.DType), raw)
 }
+
+// rowSource is a Source that reads one row of a 2-D tensor without
+// exposing the whole tensor (a synthetic source generates it).
+type rowSource interface {
+	Row(name string, i int) ([]byte, bool)
+}
+
+// Row is the stored bytes of row i of the 2-D tensor name: a slice of the
+// mapping for stored tensors, computed alone for generated ones.
+func Row(src Source, name string, i int) ([]byte, bool) {
+	if r, ok := src.(rowSource); ok {
+		return r.Row(name, i)
+	}
+	info, ok := src.Lookup(name)
+	data, okData := src.Data(name)
+	if !ok || !okData || len(info.Shape) != 2 || i < 0 || int64(i) >= info.Shape[0] {
+		return nil, false
+	}
+	n := info.Bytes / info.Shape[0]
+	return data[int64(i)*n : int64(i+1)*n], true
+}

@@ -24,8 +24,11 @@ type TinyOptions struct {
 }
 
 // tinyQwen is arch's tiny Qwen3-VL with the tiny tokenizer's special ids.
-func tinyQwen() *arch.Qwen {
-	q := arch.TinyQwen()
+func tinyQwen() *arch.Qwen { return withTinySpecials(arch.TinyQwen()) }
+
+// withTinySpecials gives q the tiny tokenizer's special ids (the encoder
+// refuses a tokenizer whose vision ids differ from its config's).
+func withTinySpecials(q *arch.Qwen) *arch.Qwen {
 	q.ImageToken, q.VideoToken = tinySpecialID("<|image_pad|>"), tinySpecialID("<|video_pad|>")
 	q.VisionStart, q.VisionEnd = tinySpecialID("<|vision_start|>"), tinySpecialID("<|vision_end|>")
 	q.Text.BOSToken, q.Text.EOSToken = tinySpecialID("<|endoftext|>"), tinySpecialID("<|im_end|>")
@@ -34,8 +37,11 @@ func tinyQwen() *arch.Qwen {
 
 // tinyAudioVAE is arch's tiny audio VAE with latent statistics drawn from
 // seed (the network is random, so no real statistics exist).
-func tinyAudioVAE(seed uint64) *arch.AudioVAE {
-	a := arch.TinyAudioVAE()
+func tinyAudioVAE(seed uint64) *arch.AudioVAE { return withSeededStats(arch.TinyAudioVAE(), seed) }
+
+// withSeededStats gives the audio VAE a of a random network latent
+// statistics drawn from seed.
+func withSeededStats(a *arch.AudioVAE, seed uint64) *arch.AudioVAE {
 	r := rand.New(rand.NewPCG(seed, 0xa0d10))
 	a.LatentsMean, a.LatentsStd = make([]float64, a.LatentChannels), make([]float64, a.LatentChannels)
 	for i := range a.LatentsMean {
@@ -90,6 +96,34 @@ func WriteTiny(dir string, o TinyOptions) (err error) {
 }
 
 func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
+	align := safetensors.Align8Mod16
+	if o.Aligned16 {
+		align = safetensors.Align16
+	}
+	pw := partitionWriter{
+		dit: arch.TinyDiT(), qwen: tinyQwen(), video: arch.TinyVideoVAE(), audio: tinyAudioVAE(o.Seed),
+		seed: o.Seed, ditSeed: o.Seed + 1000*ditSalt,
+		tensors: func(dir string, specs specList, seed uint64, shards int) error {
+			return writeSharded(dir, specs, seed, shards, align)
+		},
+	}
+	return pw.write(dir, name)
+}
+
+// partitionWriter writes one partition of a generated snapshot in the
+// release's layout: its four configs, the tokenizer and processor files,
+// and each component's tensors through tensors (WriteTiny's random
+// shards, WriteSynthetic's manifests).
+type partitionWriter struct {
+	dit           *arch.DiT
+	qwen          *arch.Qwen
+	video         *arch.VideoVAE
+	audio         *arch.AudioVAE
+	seed, ditSeed uint64
+	tensors       func(dir string, specs specList, seed uint64, shards int) error
+}
+
+func (pw partitionWriter) write(dir, name string) error {
 	tasks := map[string][]string{"fl2va": {"t2va", "fl2va"}, "ref2va": {"ref2va"}}[name]
 	idx := map[string]any{
 		"_class_name": "MiniMaxH3Pipeline",
@@ -101,39 +135,30 @@ func writeTinyPartition(dir, name string, o TinyOptions, ditSalt uint64) error {
 		"tokenizer": []string{"transformers", "Qwen2TokenizerFast"}, "processor": []string{"transformers", "Qwen3VLProcessor"},
 		"video_vae": []string{"minimax_h3", "MiniMaxH3VideoVAE"}, "audio_vae": []string{"minimax_h3", "MiniMaxH3AudioVAE"},
 	}
-	dit, qwen := arch.TinyDiT(), tinyQwen()
-	video, audio := arch.TinyVideoVAE(), tinyAudioVAE(o.Seed)
+	dit, qwen, video, audio := pw.dit, pw.qwen, pw.video, pw.audio
 	tok, err := tinyTokenizerFiles()
 	if err != nil {
 		return err
 	}
-	align := safetensors.Align8Mod16
-	if o.Aligned16 {
-		align = safetensors.Align16
-	}
 	steps := []func() error{
 		func() error { return writeJSON(filepath.Join(dir, "model_index.json"), idx) },
 		func() error { return writeJSON(filepath.Join(dir, "transformer", "config.json"), dit) },
-		func() error {
-			return writeSharded(filepath.Join(dir, "transformer"), ditSpecs(dit), o.Seed+1000*ditSalt, 2, align)
-		},
+		func() error { return pw.tensors(filepath.Join(dir, "transformer"), ditSpecs(dit), pw.ditSeed, 2) },
 		func() error { return writeJSON(filepath.Join(dir, "text_encoder", "config.json"), qwen) },
 		func() error {
-			return writeSharded(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), o.Seed, 2, align)
+			return pw.tensors(filepath.Join(dir, "text_encoder"), textEncoderSpecs(qwen), pw.seed, 2)
 		},
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "config.json"), video) },
 		func() error { return writeJSON(filepath.Join(dir, "video_vae", "source", "config.json"), video.Source) },
 		func() error {
-			return writeSharded(filepath.Join(dir, "video_vae", "source"), videoVAESpecs(video), o.Seed, 1, align)
+			return pw.tensors(filepath.Join(dir, "video_vae", "source"), videoVAESpecs(video), pw.seed, 1)
 		},
 		func() error { return writeJSON(filepath.Join(dir, "audio_vae", "config.json"), audio) },
 		func() error {
 			return writeJSON(filepath.Join(dir, "audio_vae", "metadata.json"), map[string]any{"metadata": map[string]any{"kwargs": audio.Model}})
 		},
 		func() error { return writeFile(filepath.Join(dir, "audio_vae", "config.yaml"), audioYAML(audio.Model)) },
-		func() error {
-			return writeSharded(filepath.Join(dir, "audio_vae"), audioVAESpecs(audio), o.Seed, 1, align)
-		},
+		func() error { return pw.tensors(filepath.Join(dir, "audio_vae"), audioVAESpecs(audio), pw.seed, 1) },
 	}
 	for _, sub := range []string{"tokenizer", "text_encoder", "processor"} {
 		for n, b := range tok {

@@ -2,9 +2,9 @@
 # One call on a Linux machine with an NVIDIA GPU: builds ggml's CUDA backend
 # (unless bin/libggml-cuda.so is already there), times the release DiT's
 # 50-block stack with `h3studio bench --dit` on it, the Qwen3-VL prefill
-# with `--qwen` and the video VAE decode with `--vae`, times the same work
-# in PyTorch (dit_ref.py, qwen_ref.py, vae_ref.py here) in the same run,
-# and prints the tables.
+# with `--qwen`, the video VAE decode with `--vae` and a whole render with
+# `--render`, times the DiT, Qwen and VAE work in PyTorch (dit_ref.py,
+# qwen_ref.py, vae_ref.py here) in the same run, and prints the tables.
 #
 #   tools/gpu/run.sh [GEOMETRIES]      default 512x512x22,864x480x56,1344x768x124
 #
@@ -16,6 +16,9 @@
 #   VAE                 video VAE decode geometries (default 1344x768x124; none skips)
 #   VAE_WEIGHTS         the decoder's matrices: f32 (default, the official
 #                       checkpoint's) or f16 (ComfyUI's repack)
+#   RENDER              whole T2VA renders at 20 steps on synthetic release
+#                       weights in the release's dtypes (default 864x480x56;
+#                       none skips); needs FFmpeg for the mux
 #   OUT                 where the logs and tables go (default build/gpu)
 #   SANITIZE            1: only run compute-sanitizer's memcheck on a one-block
 #                       q8_0 DiT stack (with CUDA graphs off, so their update
@@ -84,6 +87,20 @@ python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
 "$bin" render -p "a red fox running through snow" --width 256 --height 256 -o "$out/tiny.mp4" \
     >"$out/render.log" 2>&1 || echo "run.sh: tiny render failed (see render.log)" >&2
 grep -E "^backend|done in|wrote|h3studio render" "$out/render.log" | tail -8 || true
+
+# One whole T2VA render per geometry (bench --render: the engine's
+# Generate and mux on synthetic release weights generated on the GPU),
+# per phase against the planner; its failure leaves the tables above.
+render=${RENDER:-864x480x56}
+if [ "$render" != none ]; then
+    command -v ffmpeg >/dev/null || echo "run.sh: no ffmpeg on PATH; bench --render's mux will fail" >&2
+    : >"$out/render.jsonl"
+    for g in ${render//,/ }; do
+        "$bin" bench --size 64 --tokens 64 --render "$g" --render-steps 20 --json >>"$out/render.jsonl" 2>>"$out/ggml.stderr" ||
+            { echo "run.sh: bench --render $g failed:" >&2; tail -5 "$out/ggml.stderr" >&2; }
+    done
+    python3 tools/gpu/table.py render "$out" | tee -a "$out/table.md" || true
+fi
 
 # The Qwen3-VL prefill, after the DiT tables are written: its failure
 # leaves them intact.

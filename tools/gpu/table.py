@@ -10,6 +10,7 @@ dit_ref.py's JSON, both measured in the same run on the same GPU.
   table.py vaetile JSONL G   the tile bench --vae decoded geometry G with
   table.py vae OUT           the decode table from OUT/vae.jsonl and
                              OUT/vae_torch-*.json
+  table.py render OUT        the whole-render table from OUT/render.jsonl
 
 A ratio is ggml's seconds over PyTorch's for the same forward (same rows,
 blocks and FLOP count): 1.00x is parity, above it ggml is slower.
@@ -194,6 +195,25 @@ def vae_table(out):
               f"{gb2(r.get('weight_bytes'))} | {peak} |")
 
 
+def render_table(out):
+    g = [r for r in ggml_lines(os.path.join(out, "render.jsonl")) if r["name"].startswith("render ")]
+    print("\nWhole T2VA render (bench --render): synthetic weights generated on the device, the engine's Generate "
+          "and the MP4 mux. Per phase: its wall time (weights placed included), the device's and the process's "
+          "high-water marks sampled every 5 ms while it ran, and the planner's peak for the phase of the same "
+          "request (planned/device: the prediction over the device's mark).\n")
+    print("| render | phase | s | planned GB | device GB | host GB | planned/device |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in g:
+        for ph in r["phases"]:
+            dev, planned = ph["device_peak_bytes"], ph["planned_peak_bytes"]
+            pm = f"{planned / dev:.2f}" if dev and planned else "-"
+            print(f"| {r['name']} | {ph['name']} | {ph['seconds']:.2f} | {gb2(planned)} | {gb2(dev)} | "
+                  f"{gb2(ph['host_peak_bytes'])} | {pm} |")
+        parts = ", ".join(f"{p['name']} {p['seconds']:.2f} s" for p in r.get("parts", []))
+        print(f"| {r['name']} | total | {r['seconds']:.2f} | {gb2(r['planned_peak_bytes'])} | "
+              f"{gb2(r.get('device_used_bytes'))} | {gb2(r['host_peak_bytes'])} | {parts} |")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "rows":
         rows_cmd(sys.argv[2])
@@ -203,6 +223,8 @@ def main():
         vaetile_cmd(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "vae":
         vae_table(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "render":
+        render_table(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "table":
         table_cmd(sys.argv[2])
         plan_table(sys.argv[2])
