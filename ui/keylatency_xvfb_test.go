@@ -136,7 +136,11 @@ type keyBench struct {
 	bg   color.NRGBA     // the prompt's background
 }
 
-func newKeyBench(b *testing.B) *keyBench {
+func newKeyBench(b *testing.B) *keyBench { return newWindowBench(b, app.TinyModel) }
+
+// newWindowBench opens the studio window on the real driver with model as
+// the default model, planned and painted, and an X connection to it.
+func newWindowBench(b *testing.B, model string) *keyBench {
 	dir := b.TempDir()
 	hist, err := app.OpenHistory(filepath.Join(dir, "history"))
 	if err != nil {
@@ -144,7 +148,7 @@ func newKeyBench(b *testing.B) *keyBench {
 	}
 	// The production wiring (DefaultConfig) on temporary folders; the
 	// clip's sound is not needed and Xvfb has no sound card.
-	rd := &app.Renderer{CacheDir: cacheDir, DefaultModel: app.TinyModel, Preview: true}
+	rd := &app.Renderer{CacheDir: cacheDir, DefaultModel: model, Preview: true}
 	b.Cleanup(rd.Close)
 	cfg := coreConfig(rd, hist, dir)
 	cfg.LoadSound = nil

@@ -1,5 +1,5 @@
 // Command screenshots runs the studio window on the real GLFW driver (under
-// Xvfb, see run.sh), performs a render on the embedded tiny model and
+// Xvfb, see run.sh), performs a render with the built-in demo model and
 // captures the screen at four moments with ImageMagick's import: the empty
 // window, references loaded with their plan, a render with its step
 // preview, and the finished clip on the timeline. Fyne's own canvas
@@ -63,6 +63,9 @@ func main() {
 		// and the shots show the window, not the sizing.
 		RefImageSize: "match",
 		RefClipSize:  "source",
+		// The window's canvas, length and presets follow the model, as
+		// the app's own wiring (ui.DefaultConfig) has them.
+		Defaults: rd.Defaults,
 	})
 	w := s.Window()
 	w.SetMaster()
@@ -111,10 +114,12 @@ func script(s *ui.Studio, work, out string) error {
 	if err != nil {
 		return err
 	}
+	// The shots show the built-in demo model (the default) at its own
+	// canvas, length and steps (a request's zero fields), with prompts in
+	// its world's words (tools/train/world.py).
 	req := app.Request{
-		Prompt: "Scene: a lighthouse on a rocky coast at dusk\nAction: waves break against the rocks, the beam sweeps across the sea\n" +
-			"Camera: slow push-in from the water\nLook: warm sunset light, film grain\nAudio: surf, gulls, a distant foghorn",
-		Width: 384, Height: 384, Frames: 56, Seed: 7, Preset: "default", References: refs,
+		Prompt: "the object in Picture 1 moves right on a navy background, a low hum on the left",
+		Seed:   7, References: refs,
 	}
 	fyne.DoAndWait(func() { s.Restore(req) })
 	if err := wait("the references and their plan", time.Minute, s.Settled); err != nil {
@@ -125,6 +130,14 @@ func script(s *ui.Studio, work, out string) error {
 		return err
 	}
 
+	// The render is text to video, the task the demo model is trained on
+	// so far, so the last two shots show what it draws.
+	fyne.DoAndWait(func() {
+		s.Restore(app.Request{Prompt: "a yellow square moves right on a navy background, a high beep on the left", Seed: 7})
+	})
+	if err := wait("the text-to-video plan", time.Minute, s.Settled); err != nil {
+		return err
+	}
 	fyne.DoAndWait(s.Render)
 	if err := wait("step previews", 10*time.Minute, func() bool { return s.Previews() >= 3 }); err != nil {
 		return err

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make screenshots`: runs the studio window under a virtual X server,
-# renders a clip with the embedded tiny model and saves PNGs of the window's
+# renders a clip with the built-in demo model and saves PNGs of the window's
 # main states into docs/screenshots (Linux; needs xvfb and imagemagick,
 # which `make deps` installs).
 set -euo pipefail

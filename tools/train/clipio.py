@@ -73,3 +73,11 @@ def encode(path, pcm, frames):
          "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k",
          "-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "medium", "-crf", "18", path],
         np.ascontiguousarray(frames, np.uint8).tobytes())
+
+
+def write_png(path, image):
+    """Writes uint8 [H,W,3] as an 8-bit RGB PNG (lossless), for the
+    pictures a render takes (FL2VA anchors, Ref2VA's Picture 1)."""
+    h, w, _ = image.shape
+    run(["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-i", "pipe:0",
+         "-frames:v", "1", "-pix_fmt", "rgb24", path], np.ascontiguousarray(image, np.uint8).tobytes())
