@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"h3studio/engine/arch"
@@ -144,10 +145,11 @@ func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Confi
 			Splits: splits, BlockGEMMSeconds: gemm, BlockAttentionSeconds: attn,
 		}
 		if db.loraRank > 0 {
-			if r.LoRASeconds, err = loraTime(bb, n, reps); err != nil {
+			base, with, err := loraTimes(bb, n, reps)
+			if err != nil {
 				return err
 			}
-			r.LoRARank, r.LoRARatio = db.loraRank, r.LoRASeconds/r.Seconds
+			r.LoRARank, r.LoRASeconds, r.LoRARatio = db.loraRank, with, with/base
 		}
 		if err := emit(r); err != nil {
 			return err
@@ -156,12 +158,32 @@ func (db *ditBench) runType(ctx context.Context, b *ggml.Backend, cfg *dit.Confi
 	return nil
 }
 
-// loraTime is the stack's forward time with its adapter on.
-func loraTime(bb *dit.BlockBench, rows, reps int) (float64, error) {
-	bb.UseLoRA(true)
+// loraPairs is how many times loraTimes alternates the two forwards.
+const loraPairs = 5
+
+// loraTimes is the stack's best forward time without and with its adapter,
+// the two timed in turn (loraPairs times, reps each) so that a drift of
+// the machine's speed during the run (clocks, other work) falls on both
+// alike: timed one after the other, single runs of the same pair differed
+// by 2-6 %, the size of the effect measured.
+func loraTimes(bb *dit.BlockBench, rows, reps int) (base, with float64, err error) {
 	defer bb.UseLoRA(false)
-	d, err := bb.Time(rows, reps)
-	return d.Seconds(), err
+	base, with = math.Inf(1), math.Inf(1)
+	for i := 0; i < loraPairs; i++ {
+		for _, on := range []bool{false, true} {
+			bb.UseLoRA(on)
+			d, err := bb.Time(rows, reps)
+			if err != nil {
+				return 0, 0, err
+			}
+			if on {
+				with = min(with, d.Seconds())
+			} else {
+				base = min(base, d.Seconds())
+			}
+		}
+	}
+	return base, with, nil
 }
 
 // blockOps times one block's four GEMMs (weights stored as dt) and its

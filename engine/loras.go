@@ -93,11 +93,10 @@ func (b loraBase) planLoRAs(r *plan.Request, precision ggml.Precision) error {
 		return err
 	}
 	defer closeAdapters(as)
-	per := int64(dit.LoRAType(precision).BlockBytes())
 	ls := append([]plan.LoRA(nil), r.LoRAs...)
 	for i, a := range as {
-		all, blocks := a.SideParams()
-		ls[i].ResidentBytes, ls[i].BlockRowParams = all*per, blocks
+		_, blocks := a.SideParams()
+		ls[i].ResidentBytes, ls[i].BlockRowParams = dit.LoRABytes(a, precision), blocks
 	}
 	r.LoRAs = ls
 	return nil

@@ -103,7 +103,7 @@ func (bb *BlockBench) Close() {
 }
 
 // AddLoRA places a seeded rank-rank adapter on the four core linears of
-// every block, stored as F16 as renders keep them, applied at strength 1
+// every block, stored as renders keep them (LoRAFactorType), applied at strength 1
 // (alpha = rank), and switches it on. The fifth kind, adaln_proj, costs a
 // forward nothing: its update is folded into the modulation tables.
 func (bb *BlockBench) AddLoRA(rank int, seed uint64) error {
@@ -114,12 +114,13 @@ func (bb *BlockBench) AddLoRA(rank int, seed uint64) error {
 	h, in, f := c.Hidden, c.Inner(), c.FFN
 	shapes := [][2]int{{h, 3 * in}, {in, h}, {h, 2 * f}, {f, h}} // [in, out] of qkv, out, fc1, fc2
 	bb.lora = bb.b.NewWeightSet(8 * len(bb.cores))
+	p := ggml.Precision{Weights: ggml.StoreAs(bb.cores[0].QKV.DType())} // as a render at the bench's weights keeps them
 	type ab struct{ a, b *ggml.Tensor }
 	all := make([][4]ab, len(bb.cores))
 	for i := range bb.cores {
 		for k, s := range shapes {
-			all[i][k] = ab{bb.lora.Add(fmt.Sprintf("lora.%d.%d.A", i, k), ggml.F16, s[0], rank),
-				bb.lora.Add(fmt.Sprintf("lora.%d.%d.B", i, k), ggml.F16, rank, s[1])}
+			all[i][k] = ab{bb.lora.Add(fmt.Sprintf("lora.%d.%d.A", i, k), LoRAFactorType(p, s[0]), s[0], rank),
+				bb.lora.Add(fmt.Sprintf("lora.%d.%d.B", i, k), LoRAFactorType(p, rank), rank, s[1])}
 		}
 	}
 	if err := bb.lora.Alloc(); err != nil {
