@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -200,4 +201,27 @@ func blockOps(b *ggml.Backend, cfg *dit.Config, dt ggml.DType, rows, reps int) (
 	}
 	_, d, err := ggml.AttentionGFLOPS(b, rows, cfg.Heads, cfg.HeadDim, reps)
 	return gemm, d.Seconds(), err
+}
+
+// ditFlags declares the --dit flags and returns the reader of their bench
+// (nil without --dit).
+func ditFlags(fs *flag.FlagSet) func() (*ditBench, error) {
+	geoms := fs.String("dit", "", "also time the release DiT's block stack (seeded synthetic weights) at these T2VA geometries, e.g. 512x512x22,864x480x56")
+	types := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
+	blocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
+	rank := fs.Int("dit-lora", 0, "also time each --dit geometry with a seeded LoRA of this rank on every block (the Turbo adapters' is 64)")
+	return func() (*ditBench, error) {
+		if *geoms == "" {
+			return nil, nil
+		}
+		db, err := parseDiTBench(*geoms, *types, *blocks)
+		if err != nil {
+			return nil, err
+		}
+		if *rank < 0 {
+			return nil, &UsageError{Msg: "--dit-lora must not be negative"}
+		}
+		db.loraRank = *rank
+		return db, nil
+	}
 }

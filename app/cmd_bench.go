@@ -86,26 +86,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokens := fs.Int("tokens", 4096, "attention sequence length (8 heads of 128)")
 	cpu := fs.Bool("cpu", false, "measure the CPU backend even where a GPU exists")
 	asJSON := fs.Bool("json", false, "print one JSON object per measurement")
-	ditGeoms := fs.String("dit", "", "also time the release DiT's block stack (seeded synthetic weights) at these T2VA geometries, e.g. 512x512x22,864x480x56")
-	ditTypes := fs.String("dit-weights", "bf16,q8_0", "weight types of the --dit stacks")
-	ditBlocks := fs.Int("dit-blocks", 0, "blocks in the --dit stack (0: the release's 50)")
-	ditLoRA := fs.Int("dit-lora", 0, "also time each --dit geometry with a seeded LoRA of this rank on every block (the Turbo adapters' is 64)")
+	ditBenchFromFlags := ditFlags(fs)
 	qwenBenchFromFlags := qwenFlags(fs, stderr)
 	vaeBenchFromFlags := vaeFlags(fs)
 	renderBenchFromFlags := renderFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	var db *ditBench
-	var err error
-	if *ditGeoms != "" {
-		if db, err = parseDiTBench(*ditGeoms, *ditTypes, *ditBlocks); err != nil {
-			return err
-		}
-		if *ditLoRA < 0 {
-			return &UsageError{Msg: "--dit-lora must not be negative"}
-		}
-		db.loraRank = *ditLoRA
+	db, err := ditBenchFromFlags()
+	if err != nil {
+		return err
 	}
 	qb, err := qwenBenchFromFlags()
 	if err != nil {
