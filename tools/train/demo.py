@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import shutil
-import struct
 import sys
 
 import torch
@@ -113,29 +112,8 @@ def write_json(path, obj):
 
 # ---------------------------------------------------------------- safetensors
 
-_DT = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16"}
-
-
 def write_safetensors(path, tensors):
-    """name -> tensor, written in name order, the data 64-byte aligned (the
-    safetensors format; the package is not on every machine we train on)."""
-    header, blobs, off = {}, [], 0
-    for name in sorted(tensors):
-        t = tensors[name].detach().cpu().contiguous()
-        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        header[name] = {"dtype": _DT[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    header["__metadata__"] = {"format": "pt"}
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((-(8 + len(h))) % 64)  # data starts 64-byte aligned: the engine maps it in place
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
+    R.write_safetensors(path, tensors, {"format": "pt"})
 
 
 def write_sharded(dirpath, tensors, first):

@@ -43,10 +43,9 @@ class Conditioner:
         self.device, self.vae = device, vae
         self.tok = AutoTokenizer.from_pretrained(os.path.join(part, "tokenizer"))
         self.improc = AutoImageProcessor.from_pretrained(os.path.join(part, "processor"))
-        self.vae_mean = torch.tensor(demo.read_json(os.path.join(part, "video_vae", "config.json"))["latents_mean"],
-                                     dtype=torch.float64).view(1, -1, 1, 1, 1)
-        self.vae_std = torch.tensor(demo.read_json(os.path.join(part, "video_vae", "config.json"))["latents_std"],
-                                    dtype=torch.float64).view(1, -1, 1, 1, 1)
+        stats = demo.read_json(os.path.join(part, "video_vae", "config.json"))
+        self.vae_mean = torch.tensor(stats["latents_mean"], dtype=torch.float64).view(1, -1, 1, 1, 1)
+        self.vae_std = torch.tensor(stats["latents_std"], dtype=torch.float64).view(1, -1, 1, 1, 1)
         model = Qwen3VLForConditionalGeneration.from_pretrained(os.path.join(part, "text_encoder"),
                                                                 dtype=torch.float32).eval().to(device)
         self.cfg = model.config

@@ -120,46 +120,64 @@ def latent_stats(encode, batches):
 
 
 def train_video(a, log):
-    snap, dev = a.snapshot, a.device
-    intermediate_on(dev)
-    vae = demo.build_video_vae(demo.part_dir(snap), device=dev)
+    intermediate_on(a.device)
+    vae = demo.build_video_vae(demo.part_dir(a.snapshot), device=a.device)
+
+    def step_loss(exs, rng, step):
+        if step % 4 == 3:
+            x, tgt = picture_batch(exs * 2, a.device)
+        else:
+            x, tgt = video_batch(exs, rng, a.device)
+        loss, rec = video_loss(vae, x, tgt, a.noise, a.boost, a.amp)
+
+        def psnr():
+            with torch.no_grad():
+                mse = F.mse_loss(vae.decode(vae.encode(x)), tgt).item()
+            return {"psnr": -10 * math.log10(max(mse, 1e-10))}
+        return loss, rec, psnr
+
+    def stats_batches(rng):
+        exs = list(data.stream(a.seed + 1000, "train", count=64, workers=a.workers))
+        return ([video_batch(exs[i:i + 8], rng, a.device)[0] for i in range(0, 64, 8)]
+                + [picture_batch(exs[i:i + 16], a.device)[0] for i in range(0, 64, 16)])
+
+    train_loop(a, log, "video_vae", vae, 0, False, step_loss, stats_batches, demo.save_video_vae)
+
+
+def train_loop(a, log, stage, vae, seed_offset, audio_only, step_loss, stats_batches, save):
+    """The loop both VAEs share: a resumed stretch of the example stream,
+    AdamW with warm-up and cosine decay for a.minutes, then the latent
+    statistics measured on held-back examples and everything saved into
+    the snapshot with the stage's training record."""
+    snap = a.snapshot
     vae.latents_mean.zero_()
     vae.latents_std.fill_(1.0)
     vae.train().requires_grad_(True)
     opt = torch.optim.AdamW(vae.parameters(), lr=a.lr, weight_decay=0.0)
-    done = demo.trained(snap, "video_vae")
+    done = demo.trained(snap, stage)
     step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
-    rng = random.Random(a.seed + step0)
-    src = data.stream(a.seed, "train", start=start, workers=a.workers)
+    rng = random.Random(a.seed + seed_offset + step0)
+    src = data.stream(a.seed + seed_offset, "train", start=start, workers=a.workers, audio_only=audio_only)
     t0, step, seen = time.time(), 0, 0
     while time.time() - t0 < a.minutes * 60:
         for g in opt.param_groups:
             g["lr"] = schedule(step, 200, a.minutes * 60, time.time() - t0, a.lr)
         exs = [next(src) for _ in range(a.batch)]
         seen += len(exs)
-        if step % 4 == 3:
-            x, tgt = picture_batch(exs * 2, dev)
-        else:
-            x, tgt = video_batch(exs, rng, dev)
-        loss, rec = video_loss(vae, x, tgt, a.noise, a.boost, a.amp)
+        loss, rec, extra = step_loss(exs, rng, step)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
         opt.step()
         if step % 50 == 0:
-            psnr = -10 * math.log10(max(F.mse_loss(vae.decode(vae.encode(x)).detach(), tgt).item(), 1e-10))
-            log.write(stage="video_vae", step=step0 + step, loss=float(rec), psnr=psnr, t=time.time() - t0)
+            log.write(stage=stage, step=step0 + step, loss=float(rec), t=time.time() - t0, **extra())
         step += 1
     vae.eval()
-    stats_src = data.stream(a.seed + 1000, "train", count=64, workers=a.workers)
-    exs = list(stats_src)
-    batches = [video_batch(exs[i:i + 8], rng, dev)[0] for i in range(0, 64, 8)]
-    batches += [picture_batch(exs[i:i + 16], dev)[0] for i in range(0, 64, 16)]
-    mean, std = latent_stats(lambda b: vae.encode(b), batches)
-    demo.save_video_vae(vae, snap, mean, std)
-    demo.record(snap, "video_vae", steps=step0 + step, examples=start + seen,
+    mean, std = latent_stats(lambda b: vae.encode(b), stats_batches(rng))
+    save(vae, snap, mean, std)
+    demo.record(snap, stage, steps=step0 + step, examples=start + seen,
                 seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
-    log.write(stage="video_vae", done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
+    log.write(stage=stage, done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
 
 
 # ---------------------------------------------------------------- audio
@@ -198,39 +216,17 @@ def audio_loss(avae, x, noise):
 
 
 def train_audio(a, log):
-    snap, dev = a.snapshot, a.device
-    avae = demo.build_audio_vae(demo.part_dir(snap), device=dev)
-    avae.latents_mean.zero_()
-    avae.latents_std.fill_(1.0)
-    avae.train().requires_grad_(True)
-    opt = torch.optim.AdamW(avae.parameters(), lr=a.lr, weight_decay=0.0)
-    done = demo.trained(snap, "audio_vae")
-    step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
-    rng = random.Random(a.seed + 7 + step0)
-    src = data.stream(a.seed + 7, "train", start=start, workers=a.workers, audio_only=True)
-    t0, step, seen = time.time(), 0, 0
-    while time.time() - t0 < a.minutes * 60:
-        for g in opt.param_groups:
-            g["lr"] = schedule(step, 200, a.minutes * 60, time.time() - t0, a.lr)
-        exs = [next(src) for _ in range(a.batch)]
-        seen += len(exs)
-        x = audio_batch(exs, rng, dev)
-        loss, rec = audio_loss(avae, x, a.noise)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(avae.parameters(), 1.0)
-        opt.step()
-        if step % 50 == 0:
-            log.write(stage="audio_vae", step=step0 + step, loss=float(rec), t=time.time() - t0)
-        step += 1
-    avae.eval()
-    exs = list(data.stream(a.seed + 1007, "train", count=64, workers=a.workers, audio_only=True))
-    batches = [audio_batch(exs[i:i + 16], rng, dev, seconds=2.0) for i in range(0, 64, 16)]
-    mean, std = latent_stats(lambda b: avae.encode(b), batches)
-    demo.save_audio_vae(avae, snap, mean, std)
-    demo.record(snap, "audio_vae", steps=step0 + step, examples=start + seen,
-                seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
-    log.write(stage="audio_vae", done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
+    avae = demo.build_audio_vae(demo.part_dir(a.snapshot), device=a.device)
+
+    def step_loss(exs, rng, step):
+        loss, rec = audio_loss(avae, audio_batch(exs, rng, a.device), a.noise)
+        return loss, rec, dict
+
+    def stats_batches(rng):
+        exs = list(data.stream(a.seed + 1007, "train", count=64, workers=a.workers, audio_only=True))
+        return [audio_batch(exs[i:i + 16], rng, a.device, seconds=2.0) for i in range(0, 64, 16)]
+
+    train_loop(a, log, "audio_vae", avae, 7, True, step_loss, stats_batches, demo.save_audio_vae)
 
 
 def main():
