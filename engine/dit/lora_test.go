@@ -291,3 +291,43 @@ func TestLoRAMetalAudit(t *testing.T) {
 		}
 	}
 }
+
+// Beside q8_0 weights a factor whose rows are whole q8_0 blocks (the A of
+// a linear whose input is a multiple of 32 wide) is placed q8_0, the
+// others and the rank-4 B stay f16, and
+// the planner's count (LoRABytes) is what is placed.
+func TestLoRAFactorsFollowQ8Base(t *testing.T) {
+	b := cpuBackend(t)
+	cfg := tinyConfig(t)
+	bare := bareLoRA(t, cfg, rand.New(rand.NewPCG(5, 8)))
+	p := ggml.Precision{Weights: ggml.StoreAs(ggml.Q8_0)}
+	m := loadTiny(t, b, false, Options{Precision: p})
+	ad := adapter(t, bare.path, cfg)
+	if err := m.SetLoRAs([]LoRA{{ad, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r := m.lora.res[ad]
+	var placed int64
+	quantized := 0
+	for _, u := range ad.Updates {
+		a, bt := r.a[u.Module], r.b[u.Module]
+		if a == nil {
+			continue // AdaLN: folded into the tables
+		}
+		wantA := ggml.F16
+		if u.In%32 == 0 {
+			wantA = ggml.Q8_0
+			quantized++
+		}
+		if a.DType() != wantA || bt.DType() != ggml.F16 {
+			t.Errorf("%s: factors %s/%s, want %s A (rows of %d) and f16 B (rows of %d)", u.Module, a.DType(), bt.DType(), wantA, u.In, u.Rank)
+		}
+		placed += int64(a.Ne(1)*a.DType().RowBytes(a.Ne(0)) + bt.Ne(1)*bt.DType().RowBytes(bt.Ne(0)))
+	}
+	if quantized == 0 {
+		t.Error("no factor of the tiny model has rows of whole q8_0 blocks: the test checks nothing")
+	}
+	if got := LoRABytes(ad, p); got != placed || placed == 0 {
+		t.Errorf("LoRABytes %d, the placed factors take %d", got, placed)
+	}
+}
