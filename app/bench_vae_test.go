@@ -68,7 +68,12 @@ func TestBenchVAE(t *testing.T) {
 	if r.PlannedWorkBytes != scratch || r.PlannedWorkBytes != m.Dims.VideoDecodeBytes(canvas) {
 		t.Errorf("planned %d B, want the decode phase's %d B", r.PlannedWorkBytes, scratch)
 	}
-	t.Logf("%s: %.3f s, %d calls, planned %d B", r.Name, r.Seconds, r.DecodeCalls, r.PlannedWorkBytes)
+	// The planner's figure is what ggml reserves for one call, within the
+	// ±10 % the planner is held to (arch.DecoderCallBytes).
+	if ratio := float64(r.PlannedWorkBytes) / float64(r.CallBufferBytes); ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("planned %d B for a decoder call, ggml reserves %d B (%.2fx)", r.PlannedWorkBytes, r.CallBufferBytes, ratio)
+	}
+	t.Logf("%s: %.3f s, %d calls, planned %d B, call buffers %d B", r.Name, r.Seconds, r.DecodeCalls, r.PlannedWorkBytes, r.CallBufferBytes)
 	for _, bad := range [][]string{
 		{"--vae", "320x256"}, {"--vae", "320x256x22", "--vae-weights", "bf16"}, {"--vae", "320x256x22", "--vae-config", "big"},
 		{"--vae", "300x256x22", "--vae-config", "tiny", "--cpu"},

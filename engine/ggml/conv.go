@@ -8,7 +8,8 @@ package ggml
 
 // Conv1D is a 1-D convolution of x [L, Cin, B] (f32) with w [K, Cin, Cout]
 // (any matmul dtype): zero padding pad on both sides, stride and dilation.
-// The result is [Lout, Cout, B].
+// The result is [Lout, Cout, B]. Outputs longer than im2colLimit are
+// computed in pieces of at most that many positions, joined with CONCAT.
 func (g *Graph) Conv1D(x, w *Tensor, stride, pad, dilation int) *Tensor {
 	const op = "Conv1D"
 	g.own(op, x, w)
@@ -17,6 +18,36 @@ func (g *Graph) Conv1D(x, w *Tensor, stride, pad, dilation int) *Tensor {
 	g.need(op, w.ne[1] == x.ne[1] && w.ne[3] == 1, "kernel %s does not match the %d channels of %s", w, x.ne[1], x)
 	lout := convOut(x.ne[0], w.ne[0], stride, pad, dilation)
 	g.need(op, lout > 0, "input %s is shorter than kernel %s", x, w)
+	if lout <= im2colLimit {
+		return g.conv1DPiece(x, w, stride, pad, dilation, lout)
+	}
+	c, b := int(x.ne[1]), int(x.ne[2])
+	if pad > 0 { // explicit zeros, so that every piece is unpadded
+		x = g.Concat(g.Concat(g.Zeros(F32, pad, c, b), x, 0), g.Zeros(F32, pad, c, b), 0)
+	}
+	span := int64(dilation)*(w.ne[0]-1) + 1
+	var y *Tensor
+	for at := int64(0); at < lout; at += im2colLimit {
+		n := min(im2colLimit, lout-at)
+		in := g.Cont(g.View(x, int(at)*stride*4, []int{int((n-1)*int64(stride) + span), c, b}, []int{int(x.nb[1]), int(x.nb[2])}))
+		p := g.conv1DPiece(in, w, stride, 0, dilation, n)
+		if y == nil {
+			y = p
+		} else {
+			y = g.Concat(y, p, 0)
+		}
+	}
+	return y
+}
+
+// im2colLimit is the most output positions of one 1-D IM2COL: ggml-cuda
+// launches a grid row per position, and a grid has at most 65,535 rows
+// (longer ones fail with "invalid argument"; the release's audio decoder
+// reaches 74,400 samples at 864x480x56). A variable so tests can lower it.
+var im2colLimit int64 = 65535
+
+// conv1DPiece is one IM2COL + MUL_MAT convolution of lout outputs.
+func (g *Graph) conv1DPiece(x, w *Tensor, stride, pad, dilation int, lout int64) *Tensor {
 	// im2col reads only the kernel's shape; a view keeps quantized kernels out of it
 	kshape := g.kernelShape(w, int(w.ne[0]), int(w.ne[1]))
 	cols := g.wrap(cIm2Col(g.ctx, kshape.h, x.h, stride, 0, pad, 0, dilation, 0, false, F32)) // [Cin*K, Lout, B]

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"h3studio/engine/arch"
 	"h3studio/engine/layout"
 )
 
@@ -283,13 +284,14 @@ func denoisePhase(in phaseInput, refs references) Phase {
 
 // VideoDecodeBytes is the video VAE decoder's activation scratch for one
 // call on canvas c: a 7-latent chunk of one 256-px tile (the whole canvas
-// when smaller), per token the residual stream, normed copy, QKV and the
-// attention output (5·dim) and the FFN's gate|value and product (3·mlp),
-// plus the call's raw pixel patch. The decode phase's scratch is the
-// larger of this and the audio decoder's; `bench --vae` measures it.
+// when smaller) of 16-px cells plus the 5 suffix tokens, whose head writes
+// 4 RGB frames of its cell per token (arch.DecoderCallBytes). The decode
+// phase's scratch is the larger of this and the audio decoder's;
+// `bench --vae` measures it.
 func (d Dims) VideoDecodeBytes(c layout.Canvas) int64 {
-	tok := int64(vaeChunk)*tilePixels(c, vaeTile)/256 + 5
-	return tok*int64(5*d.DecDim+3*d.DecMLP)*f32 + 4*vaeChunk*tilePixels(c, vaeTile)*3*f32
+	const cell, frames = 16, 4
+	tok := vaeChunk*tilePixels(c, vaeTile)/(cell*cell) + 5
+	return arch.DecoderCallBytes(d.DecDim, 3*frames*cell*cell, int(tok))
 }
 
 // decodePhase is the VAE decode, then the audio decode, at the model canvas.

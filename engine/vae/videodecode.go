@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/tap"
 	"h3studio/engine/weights"
@@ -79,15 +80,14 @@ func (d *VideoDecoder) Frames(t int) int {
 }
 
 // TileBytes estimates the activation bytes of one decoder call of c on a
-// tile of ts pixels: per token the FFN's 2·4·dim projection, its gate copy and
-// product, QKV and the residual stream, plus the output patch.
+// tile of ts pixels (arch.DecoderCallBytes, the planner's formula too).
 func TileBytes(c *VideoConfig, ts int) int64 {
 	r := c.SpatialRatio()
 	chunk := (c.ClipLength + c.TemporalRatio() - 1) / c.TemporalRatio()
 	steps := chunk + mod(-c.TokenDrop, chunk)
 	tokens := int64(steps*(ts/r)*(ts/r) + decoderSuffix)
 	patch := c.Source.OutChannels * c.TemporalRatio() * r * r
-	return tokens * int64(4*(18*c.Dim()+2*patch))
+	return arch.DecoderCallBytes(c.Dim(), patch, int(tokens))
 }
 
 // DecodeTile is the tile (pixels) the decoder uses under o: o.TileSize if

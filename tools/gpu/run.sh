@@ -11,6 +11,8 @@
 # Environment (all optional):
 #   GGML_DIR            the pinned ggml sources (default: from `go list`)
 #   CUDA_ARCHITECTURES  for the build (default native; 90-real for H100/H200)
+#   DIT                 none skips the DiT stacks, their PyTorch reference
+#                       and the planner's rows (the other steps still run)
 #   DIT_WEIGHTS         weight types of the ggml stacks (default bf16,q8_0)
 #   QWEN                Qwen prefill lengths (default 10231,100000; none skips)
 #   VAE                 video VAE decode geometries (default 1344x768x124; none skips)
@@ -63,23 +65,25 @@ fi
 # CPU (and fill host memory with 38 GB of weights), so check first.
 "$bin" bench --size 64 --tokens 64 --json >"$out/probe.jsonl" 2>"$out/ggml.stderr" || { cat "$out/ggml.stderr" >&2; exit 1; }
 grep -q '"backend":"CUDA' "$out/probe.jsonl" || { echo "run.sh: h3studio did not load the CUDA backend:" >&2; cat "$out/ggml.stderr" >&2; exit 1; }
-"$bin" bench --size 8192 --tokens 16384 --dit "$geoms" --dit-weights "${DIT_WEIGHTS:-bf16,q8_0}" --json \
-    >"$out/ggml.jsonl" 2>>"$out/ggml.stderr" || { tail -20 "$out/ggml.stderr" >&2; exit 1; }
+if [ "${DIT:-}" != none ]; then
+    "$bin" bench --size 8192 --tokens 16384 --dit "$geoms" --dit-weights "${DIT_WEIGHTS:-bf16,q8_0}" --json \
+        >"$out/ggml.jsonl" 2>>"$out/ggml.stderr" || { tail -20 "$out/ggml.stderr" >&2; exit 1; }
 
-# The planner on this machine (--machine auto must describe the GPU), per
-# geometry, for its predicted denoise memory against the measured buffers.
-for g in ${geoms//,/ }; do
-    IFS=x read -r w h f <<<"$g"
-    "$bin" plan --machine auto -d official-bf16 --width "$w" --height "$h" --frames "$f" \
-        -p "a red fox running through snow at dawn" --no-fit --json >"$out/plan-$g.json" 2>>"$out/ggml.stderr" ||
-        true # a refused plan still writes its JSON, and its memory is what the table compares
-done
-python3 -c 'import json,sys; print("plan --machine auto:", json.load(open(sys.argv[1]))["machine"])' "$out/plan-${geoms%%,*}.json"
+    # The planner on this machine (--machine auto must describe the GPU), per
+    # geometry, for its predicted denoise memory against the measured buffers.
+    for g in ${geoms//,/ }; do
+        IFS=x read -r w h f <<<"$g"
+        "$bin" plan --machine auto -d official-bf16 --width "$w" --height "$h" --frames "$f" \
+            -p "a red fox running through snow at dawn" --no-fit --json >"$out/plan-$g.json" 2>>"$out/ggml.stderr" ||
+            true # a refused plan still writes its JSON, and its memory is what the table compares
+    done
+    python3 -c 'import json,sys; print("plan --machine auto:", json.load(open(sys.argv[1]))["machine"])' "$out/plan-${geoms%%,*}.json"
 
-rows=$(python3 tools/gpu/table.py rows "$out/ggml.jsonl")
-python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.stderr" ||
-    { tail -20 "$out/torch.stderr" >&2; exit 1; }
-python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
+    rows=$(python3 tools/gpu/table.py rows "$out/ggml.jsonl")
+    python3 tools/gpu/dit_ref.py --rows "$rows" >"$out/torch.json" 2>"$out/torch.stderr" ||
+        { tail -20 "$out/torch.stderr" >&2; exit 1; }
+    python3 tools/gpu/table.py table "$out" | tee "$out/table.md"
+fi
 
 # A render of the embedded tiny model through the same binary: the engine
 # opens the CUDA backend like bench does (the mux needs FFmpeg, which a

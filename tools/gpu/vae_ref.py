@@ -6,7 +6,11 @@ on the same GPU in the same run.
 Reference: ComfyUI `comfy/ldm/minimax/vae.py` at the commit
 tools/fixtures/vae/gen.py pins (bd34f338ac505ea79e43968753968a464060e609),
 loaded from tools/fixtures/vae/_ref/ by gen.py's own load_ref, which checks
-the copy's sha256 against gen.PINS, after gen.install_shims (plain torch
+the copy's sha256 against gen.PINS; where that copy is absent (the code
+index no longer serves that commit), the copy tools/fixtures/e2e/REFS.md
+pins (2266077b597c71c4d3076e1a6abce151fb166704), through refmodels.load_ref
+and its sha256 check; the JSON's "ref" says which. Either after
+gen.install_shims (plain torch
 layers, SDPA for ComfyUI's attention, torch's rms_norm, the pure-torch
 split-half RoPE ComfyUI uses without its kernels, the CPU as the
 intermediate device, as ComfyUI's default). Nothing of ComfyUI is copied
@@ -53,6 +57,15 @@ def load_gen():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_vae_ref(gen):
+    """The pinned vae.py: the VAE fixtures' copy, else the e2e fixtures'."""
+    if os.path.exists(os.path.join(gen.REF, "vae.py")):
+        return gen.load_ref("vae"), "ComfyUI bd34f338 (tools/fixtures/vae/_ref)"
+    sys.path.insert(0, os.path.join(HERE, "..", "fixtures", "e2e"))
+    import refmodels
+    return refmodels.load_ref("vae.py"), "ComfyUI 2266077b (tools/fixtures/e2e/_ref)"
 
 
 def build(gen, ref, tiny, tile, overlap):
@@ -105,7 +118,8 @@ def main():
     dev, dt = torch.device(args.device), {"f32": torch.float32, "f16": torch.float16}[args.dtype]
     gen = load_gen()
     gen.install_shims()
-    vae = build(gen, gen.load_ref("vae"), args.tiny, args.tile, args.overlap).to(device=dev, dtype=dt)
+    ref, ref_name = load_vae_ref(gen)
+    vae = build(gen, ref, args.tiny, args.tile, args.overlap).to(device=dev, dtype=dt)
     calls = [0]
     decode_pixels = vae._decode_pixels
 
@@ -117,7 +131,7 @@ def main():
     cuda = dev.type == "cuda"
     weight_bytes = sum(p.numel() * p.element_size() for p in vae.parameters())
     res = {"device": torch.cuda.get_device_name(0) if cuda else str(dev), "torch": torch.__version__,
-           "dtype": args.dtype, "tf32": args.tf32, "tile": vae.tile_size, "overlap": vae.tile_overlap_min, "weight_bytes": weight_bytes, "geometries": []}
+           "ref": ref_name, "dtype": args.dtype, "tf32": args.tf32, "tile": vae.tile_size, "overlap": vae.tile_overlap_min, "weight_bytes": weight_bytes, "geometries": []}
     cell = vae.tile_size // vae.vae_ratio
     vae.decode(torch.randn(1, 24, 7, cell, cell, device=dev, dtype=dt))  # warm-up: one call
     for g in args.geometries.split(","):
