@@ -220,6 +220,11 @@ func (g *generation) phase(ctx context.Context, name Phase, run func(context.Con
 	g.sink(Event{Kind: EventStart, Phase: name})
 	g.e.log.Info("engine: phase", "phase", string(name))
 	err := run(ctx)
+	// The phase's graphs are done and their results read: its compute
+	// buffers must not count against the next phase's plan.
+	if g.e.backend != nil {
+		g.e.backend.ReleaseScratch()
+	}
 	el := time.Since(t0)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrCanceled) {

@@ -251,3 +251,33 @@ func TestGenerateSpeedPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestPhasesStartWithoutScratch: every phase begins with no compute
+// buffers held for the one before it (ggml's allocator never shrinks
+// them, so the decode would otherwise carry the denoise's), and each
+// phase did plan some.
+func TestPhasesStartWithoutScratch(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, plan.Request{Prompt: "a red fox", Steps: 2})
+	held := map[Phase]int{}
+	used := map[Phase]int{}
+	_, err := e.Generate(context.Background(), Request{Seed: 3, Output: &recorder{}}, p, func(ev Event) {
+		switch ev.Kind {
+		case EventStart:
+			held[ev.Phase] = e.backend.ScratchBytes()
+		case EventProgress:
+			used[ev.Phase] = max(used[ev.Phase], e.backend.ScratchBytes())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ph, n := range held {
+		if n != 0 {
+			t.Errorf("phase %s began with %d B of compute buffers held", ph, n)
+		}
+	}
+	if used[PhaseDenoise] == 0 {
+		t.Errorf("the denoise held no compute buffers during its steps (%v): the check above would see nothing", used)
+	}
+}

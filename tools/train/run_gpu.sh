@@ -13,6 +13,14 @@ FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M)
 SNAP=models/demo/snapshot
+# pack: the snapshot as it stands, in 15 MiB parts, into $OUT after every
+# stage (the logs go there as they are written): a call cut short still
+# brings back what finished, and nothing else would, since the next call
+# replaces the device's copy with this checkout's.
+pack() {
+  rm -f "$OUT"/snapshot.tar.*
+  tar cf - "$SNAP" | split -b 15M - "$OUT/snapshot.tar."
+}
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))'
 if [ "$VAE_MIN" != 0 ]; then
   rm -rf /tmp/smoke && cp -r "$SNAP" /tmp/smoke
@@ -26,6 +34,8 @@ if [ "$VAE_MIN" != 0 ]; then
   wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
   wait $v; wait $a
   tail -n 2 "$OUT/vae.log" "$OUT/avae.log"
+  rm -f "$OUT/vae.log" "$OUT/avae.log"
+  pack
 fi
 if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
@@ -33,6 +43,5 @@ fi
 mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
 cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true
 python3 tools/train/plot.py --logs /tmp/logs --out "$OUT/demo-training.png" || true
-tar cf - "$SNAP" | split -b 15M - "$OUT/snapshot.tar."
-rm -f "$OUT/vae.log" "$OUT/avae.log"
+pack
 ls -la "$OUT"

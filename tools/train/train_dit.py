@@ -130,6 +130,9 @@ def reduce_grads(model, world, stop):
 
 def train(rank, a):
     world = a.ranks
+    # the ranks and their example makers share the machine's cores: torch's
+    # default (every core per process) thrashed at 8 ranks on 16 cores
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) // (2 * world)))
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.port, rank=rank, world_size=world)
     if a.device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
