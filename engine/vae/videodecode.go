@@ -237,6 +237,14 @@ func (d *VideoDecoder) decodeTiled(ctx context.Context, z vol) (vol, error) {
 	height, width := z.h*r, z.w*r
 	ys := splitTiles(height, ts, d.cfg.TileOverlapMin, r)
 	xs := splitTiles(width, ts, d.cfg.TileOverlapMin, r)
+	crops := make([]vol, 0, len(ys.starts)*len(xs.starts))
+	for i := range ys.starts {
+		for j := range xs.starts {
+			crops = append(crops, z.crop(0, z.t, ys.starts[i]/r, (ys.starts[i]+ys.sizes[i])/r, xs.starts[j]/r, (xs.starts[j]+xs.sizes[j])/r))
+		}
+	}
+	tiles, stop := d.decodeAhead(ctx, crops)
+	defer stop()
 	var canvas vol
 	var rowTails []vol
 	oy := 0
@@ -245,10 +253,11 @@ func (d *VideoDecoder) decodeTiled(ctx context.Context, z vol) (vol, error) {
 		var leftTail *vol
 		ox, th := 0, 0
 		for j := range xs.starts {
-			tile, err := d.decodeTile(ctx, z.crop(0, z.t, ys.starts[i]/r, (ys.starts[i]+ys.sizes[i])/r, xs.starts[j]/r, (xs.starts[j]+xs.sizes[j])/r))
-			if err != nil {
-				return vol{}, err
+			res := <-tiles
+			if res.err != nil {
+				return vol{}, res.err
 			}
+			tile := d.net.unpatchify(res.rows, res.z.t, res.z.h, res.z.w)
 			if canvas.d == nil {
 				canvas = newVol(tile.c, tile.t, height, width)
 			}
@@ -287,8 +296,17 @@ func (d *VideoDecoder) decodeTiled(ctx context.Context, z vol) (vol, error) {
 // decodeTile runs the decoder graph on de-normalised latents [C][T][h][w]
 // and un-patchifies to raw pixels [3][4T][16h][16w].
 func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
-	if err := ctx.Err(); err != nil {
+	rows, err := d.tileRows(ctx, z)
+	if err != nil {
 		return vol{}, err
+	}
+	return d.net.unpatchify(rows, z.t, z.h, z.w), nil
+}
+
+// tileRows runs the decoder graph on one tile's latents: its output patches.
+func (d *VideoDecoder) tileRows(ctx context.Context, z vol) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	g, out, tp := d.tileGraph(z)
 	defer g.Free()
@@ -297,13 +315,47 @@ func (d *VideoDecoder) decodeTile(ctx context.Context, z vol) (vol, error) {
 	}
 	t0 := time.Now()
 	if err := g.Compute(); err != nil {
-		return vol{}, fmt.Errorf("vae: decode: %w", err)
+		return nil, fmt.Errorf("vae: decode: %w", err)
 	}
 	rows := out.F32()
 	d.GraphTime += time.Since(t0)
 	d.Calls++
 	tp.Deliver()
-	return d.net.unpatchify(rows, z.t, z.h, z.w), nil
+	return rows, nil
+}
+
+// decodedTile is one tile's decoder output, or why there is none.
+type decodedTile struct {
+	rows []float32
+	z    vol // the tile's latents (their shape un-patchifies the rows)
+	err  error
+}
+
+// decodeAhead runs the decoder graphs of crops, in order, on a goroutine
+// one tile ahead of the caller, so the host's un-patchify, blend and
+// paste of a tile overlap the next tile's graph (on the H200 that host
+// work was half of a 1344x768x124 decode, each part after every graph).
+// stop ends the goroutine and returns once it has: the decoder's weights
+// may be freed right after.
+func (d *VideoDecoder) decodeAhead(ctx context.Context, crops []vol) (<-chan decodedTile, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan decodedTile, 1)
+	go func() {
+		defer close(out)
+		for _, z := range crops {
+			rows, err := d.tileRows(ctx, z)  // after stop, the cancelled ctx ends it here
+			out <- decodedTile{rows, z, err} // every result is taken: by the caller, or by stop
+			if err != nil {
+				return
+			}
+		}
+	}()
+	stop := func() {
+		cancel()
+		for range out { // drain until the goroutine has closed it
+		}
+	}
+	return out, stop
 }
 
 // tileGraph builds one decoder call on de-normalised latents [C][T][h][w]
