@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
+# VBATCH / ABATCH: the video and audio VAEs' batches (8, 16); RANKS: the DiT's (4)
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M)
@@ -21,15 +22,23 @@ pack() {
   rm -f "$OUT"/snapshot.tar.*
   tar cf - "$SNAP" | split -b 15M - "$OUT/snapshot.tar."
 }
+# MPS=1: CUDA's multi-process service, so the stages' and the ranks'
+# processes share the GPU at once rather than in turns (each alone leaves
+# the H200 mostly idle: the model is a few million parameters).
+if [ -n "${MPS:-}" ] && command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d && echo "MPS on" && trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))'
 if [ "$VAE_MIN" != 0 ]; then
   rm -rf /tmp/smoke && cp -r "$SNAP" /tmp/smoke
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \
     >"$OUT/smoke.log" 2>&1 &
   smoke=$!
-  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch 8 --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch "${VBATCH:-8}" --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
   v=$!
-  python3 tools/train/train_vae.py audio $FA --minutes "$VAE_MIN" --batch 16 --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
+  python3 tools/train/train_vae.py audio $FA --minutes "$VAE_MIN" --batch "${ABATCH:-16}" --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
   a=$!
   wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
   wait $v; wait $a

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Moves the test fixtures out of the checkout before a device call, and
+# back after: everything tracked travels to the GPU machine, under a
+# 64 MiB limit that the fixtures and a growing demo snapshot would pass,
+# and a training run needs none of them. A hidden tracked file is absent
+# on the device too.
+#   tools/train/slim.sh hide       # before the call
+#   tools/train/slim.sh restore    # right after it
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+stash=${SLIM_STASH:-${TMPDIR:-/tmp}/h3studio-slim}
+list="$stash/files"
+case "${1:-}" in
+hide)
+  [ ! -e "$list" ] || { echo "slim.sh: $stash already holds hidden files; restore first" >&2; exit 1; }
+  mkdir -p "$stash"
+  git ls-files -- '*/testdata/*' 'tools/fixtures/*.safetensors' 'tools/fixtures/*.gz' | while read -r f; do
+    [ -f "$f" ] && echo "$f"
+  done >"$list"
+  while read -r f; do mkdir -p "$stash/$(dirname "$f")" && mv "$f" "$stash/$f"; done <"$list"
+  echo "slim.sh: $(wc -l <"$list") files hidden in $stash; the tree now travels $(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) bytes"
+  ;;
+restore)
+  [ -e "$list" ] || { echo "slim.sh: nothing hidden in $stash" >&2; exit 1; }
+  while read -r f; do mkdir -p "$(dirname "$f")" && mv "$stash/$f" "$f"; done <"$list"
+  rm -rf "$stash"
+  echo "slim.sh: restored"
+  git status --short | head
+  ;;
+*)
+  echo "usage: tools/train/slim.sh hide|restore" >&2
+  exit 2
+  ;;
+esac
