@@ -25,7 +25,7 @@ func TestEndToEndParityDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"t2va", "fl2va_first_last"} {
+	for _, name := range []string{"t2va", "fl2va_first_last", "ref2va_mixed"} {
 		t.Run(name, func(t *testing.T) {
 			fx := openFixtureFile(t, filepath.Join(parityDir, "testdata", "demo", name+".safetensors"))
 			if got, want := demoWeightsDigest(t, dir), fx.weights(t); got != want {
