@@ -286,3 +286,24 @@ class Clips(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ObjectCells(unittest.TestCase):
+    """The latent cells train_dit.py weighs up are the shapes' and only theirs."""
+
+    def test_a_square_marks_its_cells_and_steps(self):
+        bg = world.BACKGROUNDS["navy"]
+        frames = np.broadcast_to(np.asarray(bg, np.uint8), (8, 64, 64, 3)).copy()
+        frames[4:, 20:40, 36:50] = world.COLOURS["red"]  # frames 4-7: cells rows 1-2, columns 2-3
+        cells = world.object_cells(frames, bg, latent_t=2)
+        want = np.zeros((2, 4, 4), np.float32)
+        want[1, 1:3, 2:4] = 1
+        np.testing.assert_array_equal(cells, want)
+
+    def test_world_clips_cover_a_few_cells(self):
+        for meta, arrays in examples(seed=2, count=6):
+            clip = world.Clip.from_json(meta["spec"])
+            cells = world.object_cells(arrays["frames"], world.BACKGROUNDS[clip.background], latent_t=4)
+            self.assertEqual(cells.shape, (4, clip.height // 16, clip.width // 16))
+            self.assertGreater(cells.mean(), 0.0, meta["prompt"])
+            self.assertLess(cells.mean(), 0.6, meta["prompt"])

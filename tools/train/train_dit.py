@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
 import inputs  # noqa: E402
+import world  # noqa: E402
 from train_vae import Log, intermediate_on  # noqa: E402
 
 R = demo.R
@@ -66,6 +67,8 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
             zv, za = vae.encode(x), avae.encode(wav)
         for j, (meta, arr) in enumerate(group):
             lat = (zv[j:j + 1].float().contiguous(), za[j:j + 1].float().contiguous())
+            bg = world.BACKGROUNDS[meta["spec"]["background"]]
+            cells = torch.from_numpy(world.object_cells(arr["frames"], bg, zv.shape[2])).to(device)[None, None]
             task = meta["task"].lower()
             if task == "fl2va":
                 st, tags, extra = cond.fl2va(meta["prompt"], arr["frames"], rng.choice(("first", "last", "both")))
@@ -75,7 +78,7 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
                 st, tags, extra = None, None, {}
                 texts.append(meta["prompt"])
             items.append({"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
-                          "extra": extra})
+                          "extra": extra, "cells": cells})
 
     for meta, arr in examples:
         if meta["task"].lower() not in tasks:
@@ -98,7 +101,7 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
 
 # ---------------------------------------------------------------- training
 
-def flow_loss(model, ref, item, gen, seed):
+def flow_loss(model, ref, item, gen, seed, boost=0.0):
     zv, za = item["lat"]
     b = torch.rand((), generator=gen).item() * 0.999 + 0.0005
     sv = SHIFT_V * b / (1 + (SHIFT_V - 1) * b)
@@ -108,7 +111,9 @@ def flow_loss(model, ref, item, gen, seed):
     ts = torch.tensor([sv * 1000.0], dtype=torch.float32, device=zv.device)
     payload = dict(item["extra"], text_token_tags=item["tags"], seed=seed)
     out = model._forward([xv, xa], ts, item["states"][None], transformer_options={}, minimax_payload=payload)
-    lv = F.mse_loss(-out[0], zv - ev)
+    # the shapes' latent cells weigh 1 + boost (world.object_cells), the mean weight 1
+    w = 1.0 + boost * item["cells"].expand_as(zv)
+    lv = ((-out[0] - (zv - ev)).pow(2) * w).mean() / w.mean()
     la = F.mse_loss(-out[1], za - ea)
     return lv + la, lv, la, sv
 
@@ -167,7 +172,7 @@ def train(rank, a):
         opt.zero_grad(set_to_none=True)
         for _ in range(a.accum):
             it = items[rng.randrange(len(items))]
-            loss, lv, la, sv = flow_loss(model, ref, it, gen, seed=rng.randrange(1 << 30))
+            loss, lv, la, sv = flow_loss(model, ref, it, gen, seed=rng.randrange(1 << 30), boost=a.boost)
             (loss / a.accum).backward()
             run.append((float(lv), float(la)))
         if reduce_grads(model, world, time.time() - t1 >= budget):
@@ -208,6 +213,7 @@ def main():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--accum", type=int, default=2)
     p.add_argument("--ema", type=float, default=0.999)
+    p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")

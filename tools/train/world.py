@@ -419,6 +419,20 @@ def write(out, split, count, seed, task=None, canvas=CANVAS):
             index.write(json.dumps(meta) + "\n")
 
 
+def object_cells(frames, background, latent_t, cell=16):
+    """Which latent cells a clip's shapes cover, [latent_t, H/cell, W/cell]
+    in {0, 1}: a pixel is a shape's where a channel differs from the plain
+    background by more than 12 (of 255), a latent step covers its share of
+    the frames in order, a cell its cell x cell pixels. The world's shapes
+    fill a few of the 64 cells of a 128x128 frame, so an unweighted loss is
+    mostly the background's (the first DiT run drew the background and
+    faint shapes): train_dit.py weighs the shapes' cells up."""
+    f, h, w = frames.shape[:3]
+    px = (np.abs(frames.astype(np.int16) - np.asarray(background, np.int16)).max(-1) > 12)
+    cells = px.reshape(f, h // cell, cell, w // cell, cell).any(axis=(2, 4))
+    return np.stack([part.any(0) for part in np.array_split(cells, latent_t, axis=0)]).astype(np.float32)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="folder for examples.jsonl and the .npz files")
