@@ -232,6 +232,16 @@ def fresh_audio_vae(snap=SNAPSHOT):
     audio_training_shims()
     avae = R.build_audio_vae(os.path.join(d, "audio_vae"))
     _init_module(avae)
+    # Convolution biases start at zero: at torch's default (uniform, as
+    # large as the weights) they swamp the waveform over the encoder's ~20
+    # convolutions, and a fresh encoder's latents differed by 1 % from one
+    # clip to another (0.7 % between a panned clip's channels); with zero
+    # biases by 100 % (50 %). Training still collapses it to one output
+    # for every clip (tools/train/README.md, "The audio VAE collapses").
+    with torch.no_grad():
+        for m in avae.modules():
+            if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d)) and m.bias is not None:
+                m.bias.zero_()
     save_audio_vae(avae, snap, mean=[0.0] * 32, std=[1.0] * 32)
     record(snap, "audio_vae", steps=0, examples=0, seconds=0.0)
 

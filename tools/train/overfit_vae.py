@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""Capacity probe for the demo model's video VAE: how far it overfits a
-handful of world pictures (FL2VA anchors and Ref2VA pictures alike), on
-the CPU, from the snapshot's weights with train_vae.py's own loss.
+"""Capacity probe for the demo model's VAEs: how far one overfits a handful
+of world examples, on the CPU, with train_vae.py's own loss.
 
-  python3 tools/train/overfit_vae.py --pictures 8 --steps 400 --lr 2e-3
+  python3 tools/train/overfit_vae.py video --count 8 --steps 300 --lr 2e-3 --fresh
+  python3 tools/train/overfit_vae.py audio --count 4 --steps 300 --lr 1e-3 --fresh
 
-A decoder that cannot fit eight pictures well cannot fit the world: the
-figure to beat is the PSNR train_vae.py reaches on fresh examples. Prints
-the whole picture's PSNR and the shapes' alone (pixels off the
-background, object_weight's mask) every 25 steps; writes nothing.
+A VAE that cannot fit eight examples well cannot fit the world. Video: world
+pictures (FL2VA anchors and Ref2VA pictures alike); prints the PSNR of the
+whole picture and of the shapes alone (pixels off the background,
+object_weight's mask). Audio: one-second stereo crops; prints the loss and
+how many reconstructions keep their sound (measure.sound_of: silence,
+clicks or the tone within a semitone) and their pan (measure.pan_of).
+--fresh starts from new weights at demo.py's config (in a temporary copy
+of the snapshot); without it, from the snapshot's. Writes nothing.
 """
 
 import argparse
 import math
 import os
+import random
+import shutil
 import sys
+import tempfile
 import time
 
 import torch
@@ -23,43 +30,76 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
+import measure  # noqa: E402
 import train_vae  # noqa: E402
 
 
-def psnrs(vae, x, target):
+def video_probe(vae, x, target):
     with torch.no_grad():
         y = vae.decode(vae.encode(x))
     mask = train_vae.object_weight(target, 1.0) - 1
     shape_mse = (((y - target) ** 2) * mask).sum().item() / max(1.0, 3 * mask.sum().item())
-    return -10 * math.log10(F.mse_loss(y, target).item()), -10 * math.log10(max(shape_mse, 1e-10))
+    whole = -10 * math.log10(F.mse_loss(y, target).item())
+    return f"PSNR {whole:5.2f} dB  shapes {-10 * math.log10(max(shape_mse, 1e-10)):5.2f} dB"
+
+
+def audio_probe(avae, x):
+    with torch.no_grad():
+        y = avae.decode(avae.encode(x))
+    _, rec = train_vae.audio_loss(avae, x, 0.0)
+    sound = sum(measure.sound_of(b.numpy()) == measure.sound_of(a.numpy()) for a, b in zip(x, y))
+    pan = sum(measure.pan_of(b.numpy()) == measure.pan_of(a.numpy()) for a, b in zip(x, y))
+    return f"loss {float(rec):6.3f}  sound kept {sound}/{len(x)}  pan kept {pan}/{len(x)}"
+
+
+def build(a, snap):
+    train_vae.intermediate_on("cpu")
+    part = demo.part_dir(snap)
+    if a.which == "video":
+        vae = demo.build_video_vae(part, device="cpu")
+        x, target = train_vae.picture_batch(list(data.stream(5, "train", count=a.count, workers=1)), "cpu")
+        return vae, lambda: train_vae.video_loss(vae, x, target, 0.0, a.boost, False)[0], lambda: video_probe(vae, x, target)
+    avae = demo.build_audio_vae(part, device="cpu")
+    exs = list(data.stream(5, "train", count=a.count, workers=1, audio_only=True))
+    x = train_vae.audio_batch(exs, random.Random(5), "cpu")
+    return avae, lambda: train_vae.audio_loss(avae, x, 0.0)[0], lambda: audio_probe(avae, x)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("which", choices=("video", "audio"))
     p.add_argument("--snapshot", default=demo.SNAPSHOT)
-    p.add_argument("--pictures", type=int, default=8)
-    p.add_argument("--steps", type=int, default=400)
+    p.add_argument("--fresh", action="store_true", help="new weights at demo.py's config")
+    p.add_argument("--count", type=int, default=8, help="examples to overfit")
+    p.add_argument("--steps", type=int, default=300)
     p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--boost", type=float, default=9.0)
+    p.add_argument("--boost", type=float, default=9.0, help="video: extra weight on the shapes' pixels")
     a = p.parse_args()
     torch.manual_seed(0)
-    train_vae.intermediate_on("cpu")
-    vae = demo.build_video_vae(demo.part_dir(a.snapshot), device="cpu")
-    vae.latents_mean.zero_()  # as train_vae's loop: raw latents
-    vae.latents_std.fill_(1.0)
-    vae.train().requires_grad_(True)
-    x, target = train_vae.picture_batch(list(data.stream(5, "train", count=a.pictures, workers=1)), "cpu")
-    opt = torch.optim.AdamW(vae.parameters(), lr=a.lr)
-    t0 = time.time()
-    for step in range(a.steps + 1):
-        if step % 25 == 0:
-            whole, shapes = psnrs(vae, x, target)
-            print(f"step {step:4d}  {time.time() - t0:5.0f} s  PSNR {whole:5.2f} dB  shapes {shapes:5.2f} dB", flush=True)
-        loss, _ = train_vae.video_loss(vae, x, target, 0.0, a.boost, False)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
-        opt.step()
+    tmp = tempfile.mkdtemp() if a.fresh else None
+    try:
+        snap = a.snapshot
+        if tmp:
+            snap = os.path.join(tmp, "snapshot")
+            shutil.copytree(a.snapshot, snap)
+            (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(snap)
+        vae, loss_fn, probe = build(a, snap)
+        vae.latents_mean.zero_()  # as train_vae's loop: raw latents
+        vae.latents_std.fill_(1.0)
+        vae.train().requires_grad_(True)
+        opt = torch.optim.AdamW(vae.parameters(), lr=a.lr)
+        t0 = time.time()
+        for step in range(a.steps + 1):
+            if step % 25 == 0:
+                print(f"step {step:4d}  {time.time() - t0:5.0f} s  {probe()}", flush=True)
+            loss = loss_fn()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
+            opt.step()
+    finally:
+        if tmp:
+            shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":
