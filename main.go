@@ -9,6 +9,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -28,6 +29,12 @@ func main() {
 	}
 	app.LoadGPUBackends(os.Getenv("H3_GGML_BACKEND"), exeDir, os.Stderr)
 	app.SetHub(os.Getenv("HF_ENDPOINT"), os.Getenv("HF_TOKEN"))
+	// ggml prints its scheduler's splits and node backends under its own
+	// GGML_SCHED_DEBUG at its debug level, which the ollama module's log
+	// sink passes only when slog's default logger enables it.
+	if os.Getenv("GGML_SCHED_DEBUG") != "" {
+		slog.SetLogLoggerLevel(slog.LevelDebug)
+	}
 	if len(os.Args) < 2 || os.Args[1] == "gui" {
 		os.Exit(runGUI(os.Args[min(len(os.Args), 2):]))
 	}
