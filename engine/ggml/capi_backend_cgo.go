@@ -4,6 +4,7 @@ package ggml
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include "decls.h"
 #include "enums.h"
 
@@ -17,6 +18,30 @@ static void h3_pin_supported(ggml_backend_sched_t s, struct ggml_cgraph * g, ggm
 			ggml_backend_sched_set_tensor_backend(s, t, be);
 		}
 	}
+}
+
+// h3_sched_reserve is ggml_backend_sched_reserve that leaves g's nodes as
+// they were. Splitting a graph points every input a node takes from
+// another backend at a copy made in the scheduler's context, and the next
+// split (the alloc that follows) frees that context first: without the
+// restore, the alloc would resolve those inputs through freed copies, and
+// a GPU kernel behind a CPU fallback would read whatever tensor the new
+// context put there (an index reading a float hidden state's bits).
+static bool h3_sched_reserve(ggml_backend_sched_t s, struct ggml_cgraph * g) {
+	int n = ggml_graph_n_nodes(g);
+	struct ggml_tensor ** saved = malloc(sizeof(*saved) * (size_t)(n > 0 ? n : 1) * H3_GGML_MAX_SRC);
+	if (saved == NULL) {
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		memcpy(&saved[(size_t)i * H3_GGML_MAX_SRC], ggml_graph_node(g, i)->src, sizeof(*saved) * H3_GGML_MAX_SRC);
+	}
+	bool ok = ggml_backend_sched_reserve(s, g);
+	for (int i = 0; i < n; i++) {
+		memcpy(ggml_graph_node(g, i)->src, &saved[(size_t)i * H3_GGML_MAX_SRC], sizeof(*saved) * H3_GGML_MAX_SRC);
+	}
+	free(saved);
+	return ok;
 }
 
 static void h3_call_to_float(ggml_to_float_t f, const void * x, float * y, int64_t k) { f(x, y, k); }
@@ -82,7 +107,7 @@ func cSchedAlloc(s, gr unsafe.Pointer) bool {
 	return bool(C.ggml_backend_sched_alloc_graph(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }
 func cSchedReserve(s, gr unsafe.Pointer) bool {
-	return bool(C.ggml_backend_sched_reserve(csched(s), (*C.struct_ggml_cgraph)(gr)))
+	return bool(C.h3_sched_reserve(csched(s), (*C.struct_ggml_cgraph)(gr)))
 }
 func cSchedBufferSize(s, be unsafe.Pointer) int {
 	return int(C.ggml_backend_sched_get_buffer_size(csched(s), cbe(be)))
