@@ -24,7 +24,7 @@ CUDA_ARCHITECTURES ?= native
 # screenshot tool that drives the real window).
 NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
-.PHONY: all build cuda run test test-long bench vet abi-check ci deps workflows app mac-test mac-bench screenshots train-check clean
+.PHONY: all build cuda cuda-lib run test test-long bench vet abi-check ci deps workflows app mac-test mac-bench screenshots train-check clean
 
 all: build
 
@@ -37,7 +37,11 @@ build: deps
 # Linux with an NVIDIA GPU (nvcc, CMake): ggml's CUDA backend from the
 # pinned ggml sources as bin/libggml-cuda.so (+ libggml-base), which the
 # binary loads at run time; without it the binary runs on the CPU.
-cuda: build
+# cuda-lib builds the library alone, for a GPU machine without Go that
+# runs a binary built elsewhere (GGML_DIR=the pinned ggml sources).
+cuda: build cuda-lib
+
+cuda-lib:
 	tools/cuda/build.sh $(GGML_DIR) bin "$(CUDA_ARCHITECTURES)"
 
 run: build
