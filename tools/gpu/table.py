@@ -200,18 +200,24 @@ def render_table(out):
     print("\nWhole T2VA render (bench --render): synthetic weights generated on the device, the engine's Generate "
           "and the MP4 mux. Per phase: its wall time (weights placed included), the device's and the process's "
           "high-water marks sampled every 5 ms while it ran, and the planner's peak for the phase of the same "
-          "request (planned/device: the prediction over the device's mark).\n")
-    print("| render | phase | s | planned GB | device GB | host GB | planned/device |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "request. Net = the device's mark less its mark in the references phase, before any weight or graph "
+          "(the CUDA context, cuBLAS, ggml's pool), since the planner counts the process's own allocations; "
+          "planned/net is the prediction over it. The mux's planned bytes are FFmpeg's, in its own process, "
+          "which no mark here samples.\n")
+    print("| render | phase | s | planned GB | device GB | net GB | planned/net | host GB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in g:
+        base = next((ph["device_peak_bytes"] for ph in r["phases"] if ph["name"] == "references"), 0)
         for ph in r["phases"]:
             dev, planned = ph["device_peak_bytes"], ph["planned_peak_bytes"]
-            pm = f"{planned / dev:.2f}" if dev and planned else "-"
+            net = dev - base if dev else 0
+            pm = f"{planned / net:.2f}" if net > 0 and planned and ph["name"] != "mux" else "-"
             print(f"| {r['name']} | {ph['name']} | {ph['seconds']:.2f} | {gb2(planned)} | {gb2(dev)} | "
-                  f"{gb2(ph['host_peak_bytes'])} | {pm} |")
+                  f"{gb2(net)} | {pm} | {gb2(ph['host_peak_bytes'])} |")
         parts = ", ".join(f"{p['name']} {p['seconds']:.2f} s" for p in r.get("parts", []))
         print(f"| {r['name']} | total | {r['seconds']:.2f} | {gb2(r['planned_peak_bytes'])} | "
-              f"{gb2(r.get('device_used_bytes'))} | {gb2(r['host_peak_bytes'])} | {parts} |")
+              f"{gb2(r.get('device_used_bytes'))} | | | {gb2(r['host_peak_bytes'])} |")
+        print(f"\nParts of {r['name']}: {parts}.")
 
 
 def main():
