@@ -301,3 +301,25 @@ func TestRenderDamagedAfterPlan(t *testing.T) {
 		t.Errorf("window: %q", w)
 	}
 }
+
+// Without a usable FFmpeg a render is refused before it starts (exit 2,
+// one sentence), not after minutes of frames it could not write.
+func TestCLIRenderNeedsFFmpegFirst(t *testing.T) {
+	tinyCLI(t)
+	dir := t.TempDir()
+	t.Setenv("PATH", t.TempDir()) // no ffmpeg, no ffprobe
+	out := filepath.Join(dir, "out.mp4")
+	hist := filepath.Join(dir, "history")
+	code, _, errs := runCmd(t, "render", "-d", TinyModel, "-p", "a fox", "--width", "64", "--height", "64", "--steps", "1",
+		"-o", out, "--progress", "none", "--history", hist)
+	if code != 2 {
+		t.Errorf("exit %d, want 2: %q", code, errs)
+	}
+	oneSentence(t, "render without FFmpeg", errs, "FFmpeg")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused render wrote its output")
+	}
+	if _, err := os.Stat(hist); err == nil {
+		t.Error("the refused render reached the history")
+	}
+}

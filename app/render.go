@@ -241,6 +241,12 @@ func (rd *Renderer) Prepare(ctx context.Context, req Request) (*Job, error) {
 	if err := checkOutput(req.Output); err != nil {
 		return nil, &RequestError{err}
 	}
+	// The clip is muxed last: without a usable FFmpeg every minute of the
+	// render before it would be lost.
+	configureMedia()
+	if err := media.CanEncode(ctx); err != nil {
+		return nil, &RequestError{err}
+	}
 	job, err := rd.plan(ctx, req)
 	if err != nil {
 		return nil, err

@@ -78,15 +78,8 @@ func (t *Tools) CreateMP4(ctx context.Context, dst string, opt EncodeOptions) (*
 	if err := checkEncodeOptions(&opt); err != nil {
 		return nil, fmt.Errorf("media: write %s: %w", dst, err)
 	}
-	bin, err := t.ffmpeg()
+	bin, caps, err := t.encoder(ctx)
 	if err != nil {
-		return nil, err
-	}
-	caps, err := t.capabilities(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := caps.Usable(); err != nil {
 		return nil, err
 	}
 	w := &MP4Writer{dst: dst, opt: opt}
@@ -385,6 +378,30 @@ func (t *Tools) EncodeMP4(ctx context.Context, dst string, opt EncodeOptions, fr
 		}
 	}
 	return w.Close()
+}
+
+// CanEncode reports, with the default Tools, whether CreateMP4 could start.
+func CanEncode(ctx context.Context) error { return Default().CanEncode(ctx) }
+
+// CanEncode reports whether CreateMP4 could start: both binaries found,
+// with an H.264 and an AAC encoder. A render checks it before it spends
+// minutes on frames nothing could write.
+func (t *Tools) CanEncode(ctx context.Context) error {
+	_, _, err := t.encoder(ctx)
+	return err
+}
+
+// encoder resolves FFmpeg and what its installation can encode.
+func (t *Tools) encoder(ctx context.Context) (string, Capabilities, error) {
+	bin, err := t.ffmpeg()
+	if err != nil {
+		return "", Capabilities{}, err
+	}
+	caps, err := t.capabilities(ctx)
+	if err != nil {
+		return "", caps, err
+	}
+	return bin, caps, caps.Usable()
 }
 
 // capsCache remembers Discover per binary pair: listing encoders costs a
