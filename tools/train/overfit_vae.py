@@ -47,9 +47,14 @@ def audio_probe(avae, x):
     with torch.no_grad():
         y = avae.decode(avae.encode(x))
     _, rec = train_vae.audio_loss(avae, x, 0.0)
-    sound = sum(measure.sound_of(b.numpy()) == measure.sound_of(a.numpy()) for a, b in zip(x, y))
-    pan = sum(measure.pan_of(b.numpy()) == measure.pan_of(a.numpy()) for a, b in zip(x, y))
-    return f"loss {float(rec):6.3f}  sound kept {sound}/{len(x)}  pan kept {pan}/{len(x)}  rms {float(y.pow(2).mean().sqrt()):.3f}"
+    pairs = [((measure.sound_of(a.numpy()), measure.pan_of(a.numpy())),
+              (measure.sound_of(b.numpy()), measure.pan_of(b.numpy()))) for a, b in zip(x, y)]
+    sound = sum(want[0] == got[0] for want, got in pairs)
+    pan = sum(want[1] == got[1] for want, got in pairs)
+    # which crops went wrong, and how: a collapse shows as one answer for all
+    missed = " ".join(f"{w[0]}/{w[1]}->{g[0]}/{g[1]}" for w, g in pairs if w != g)
+    return (f"loss {float(rec):6.3f}  sound kept {sound}/{len(x)}  pan kept {pan}/{len(x)}"
+            f"  rms {float(y.pow(2).mean().sqrt()):.3f}  {missed}")
 
 
 def silence_check(x):
