@@ -236,8 +236,9 @@ def fresh_audio_vae(snap=SNAPSHOT):
     # large as the weights) they swamp the waveform over the encoder's ~20
     # convolutions, and a fresh encoder's latents differed by 1 % from one
     # clip to another (0.7 % between a panned clip's channels); with zero
-    # biases by 100 % (50 %). Training still collapses it to one output
-    # for every clip (tools/train/README.md, "The audio VAE collapses").
+    # biases by 100 % (50 %). The one output for every clip that training
+    # then gave was the loss's doing (tools/train/README.md, "The audio VAE
+    # collapsed").
     with torch.no_grad():
         for m in avae.modules():
             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d)) and m.bias is not None:

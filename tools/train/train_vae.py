@@ -206,7 +206,7 @@ def stft_loss(y, x):
     faint noise in them dear: with both, overfit_vae.py's four crops plus
     white noise 43 dB under the tone scored 25.4 and silence 4.9, and
     every clip trained to one near-silent output (README, "The audio VAE
-    collapses"). The relative L2 weighs bins by their error energy, so the
+    collapsed"). The relative L2 weighs bins by their error energy, so the
     tone's bins lead, and under the relative floor faint noise costs nothing
     (the noisy crops score 0.05 now, silence 5.1).
     """
