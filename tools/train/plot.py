@@ -11,8 +11,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def series(paths):
+    """(stage, key, run) -> [(step, value)]: one line per log file, as a
+    fresh VAE run starts again at step 0 and would zigzag with the last."""
     out = {}
     for p in sorted(paths):
+        run = os.path.basename(p).rsplit("-", 1)[-1].removesuffix(".jsonl")
         with open(p, encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
@@ -20,7 +23,7 @@ def series(paths):
                     continue
                 for k in ("loss", "loss_video", "loss_audio"):
                     if k in r:
-                        out.setdefault((r["stage"], k), []).append((r["step"], r[k]))
+                        out.setdefault((r["stage"], k, run), []).append((r["step"], r[k]))
     return out
 
 
@@ -35,14 +38,14 @@ def main():
     import matplotlib.pyplot as plt
 
     s = series(glob.glob(os.path.join(a.logs, "*.jsonl")))
-    stages = sorted({st for st, _ in s})
+    stages = sorted({st for st, _, _ in s})
     fig, axes = plt.subplots(1, len(stages), figsize=(4.5 * len(stages), 3.4))
     axes = axes if len(stages) > 1 else [axes]
     for ax, st in zip(axes, stages):
-        for (st2, k), pts in sorted(s.items()):
+        for (st2, k, run), pts in sorted(s.items()):
             if st2 == st:
                 pts.sort()
-                ax.plot([x for x, _ in pts], [y for _, y in pts], label=k, lw=1)
+                ax.plot([x for x, _ in pts], [y for _, y in pts], label=f"{k} {run}", lw=1)
         ax.set_title(st)
         ax.set_xlabel("optimizer step")
         ax.set_yscale("log")
