@@ -141,19 +141,25 @@ def train_video(a, log):
         return ([video_batch(exs[i:i + 8], rng, a.device)[0] for i in range(0, 64, 8)]
                 + [picture_batch(exs[i:i + 16], a.device)[0] for i in range(0, 64, 16)])
 
-    train_loop(a, log, "video_vae", vae, 0, False, step_loss, stats_batches, demo.save_video_vae)
+    # the encoding side of ComfyUI's video VAE: frozen by --decoder-only
+    encoder = (vae.encoder, vae.quant_conv) if a.decoder_only else ()
+    train_loop(a, log, "video_vae", vae, 0, False, step_loss, stats_batches, demo.save_video_vae, encoder)
 
 
-def train_loop(a, log, stage, vae, seed_offset, audio_only, step_loss, stats_batches, save):
+def train_loop(a, log, stage, vae, seed_offset, audio_only, step_loss, stats_batches, save, frozen=()):
     """The loop both VAEs share: a resumed stretch of the example stream,
     AdamW with warm-up and cosine decay for a.minutes, then the latent
     statistics measured on held-back examples and everything saved into
-    the snapshot with the stage's training record."""
+    the snapshot with the stage's training record. With frozen modules
+    (the encoder), the latents a trained DiT learnt stay as they are, so
+    the snapshot's latent statistics are kept rather than re-measured."""
     snap = a.snapshot
     vae.latents_mean.zero_()
     vae.latents_std.fill_(1.0)
     vae.train().requires_grad_(True)
-    opt = torch.optim.AdamW(vae.parameters(), lr=a.lr, weight_decay=0.0)
+    for m in frozen:
+        m.requires_grad_(False)
+    opt = torch.optim.AdamW([p for p in vae.parameters() if p.requires_grad], lr=a.lr, weight_decay=0.0)
     done = demo.trained(snap, stage)
     step0, start = int(done.get("steps", 0)), int(done.get("examples", 0))
     rng = random.Random(a.seed + seed_offset + step0)
@@ -173,11 +179,13 @@ def train_loop(a, log, stage, vae, seed_offset, audio_only, step_loss, stats_bat
             log.write(stage=stage, step=step0 + step, loss=float(rec), t=time.time() - t0, **extra())
         step += 1
     vae.eval()
-    mean, std = latent_stats(lambda b: vae.encode(b), stats_batches(rng))
+    mean = std = None  # save keeps the snapshot's statistics
+    if not frozen:
+        mean, std = latent_stats(lambda b: vae.encode(b), stats_batches(rng))
     save(vae, snap, mean, std)
     demo.record(snap, stage, steps=step0 + step, examples=start + seen,
                 seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
-    log.write(stage=stage, done=True, steps=step0 + step, mean=mean[:4], std=std[:4])
+    log.write(stage=stage, done=True, steps=step0 + step, mean=(mean or [])[:4], std=(std or [])[:4])
 
 
 # ---------------------------------------------------------------- audio
@@ -261,6 +269,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=6, help="data processes")
     p.add_argument("--fresh", action="store_true", help="start from new weights at demo.py's config")
+    p.add_argument("--decoder-only", action="store_true",
+                   help="video: train the decoder alone; the encoder, its latents and their statistics stay")
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
