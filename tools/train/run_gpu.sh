@@ -10,6 +10,9 @@ export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
 # VBATCH / ABATCH: the video and audio VAEs' batches (8, 16); RANKS: the DiT's (4)
+# DBATCH: the DiT's clips per packed forward and rank (16)
+# VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
+#   latents stay, so the DiT's targets do not move); finish it before the DiT
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M)
@@ -46,8 +49,17 @@ if [ "$VAE_MIN" != 0 ]; then
   rm -f "$OUT/vae.log" "$OUT/avae.log"
   pack
 fi
+if [ -n "${VDEC_MIN:-}" ]; then
+  python3 tools/train/train_vae.py video --decoder-only --minutes "$VDEC_MIN" --batch "${VBATCH:-8}" --workers 4 \
+    --log "$OUT/video_decoder-$STAMP.jsonl" >"$OUT/vdec.log" 2>&1 &
+  vdec=$!
+fi
 if [ "$DIT_MIN" != 0 ]; then
-  python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+  python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
+    --batch "${DBATCH:-16}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+fi
+if [ -n "${VDEC_MIN:-}" ]; then
+  wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"
 fi
 mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
 cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true

@@ -18,9 +18,12 @@ model's: x_s = (1 - s) x0 + s eps, velocity x0 - eps. Video sigmas are
 drawn as the inference grid places them, s = 12b / (1 + 11b) for b uniform
 in (0, 1), so training sees the steps a render takes.
 
-The reference forward takes one clip at a time, so --ranks processes share
-the GPU, each with its own examples, and average their gradients through
-gloo every step (data parallel; the model is 3.7 M parameters).
+The reference forward takes one clip at a time; packed.py runs --batch
+clips through it at once (its parts recorded per clip, then the refiner,
+blocks and final layer on the clips packed together, attention masked per
+clip; test_packed.py checks it against the forward alone). --ranks
+processes share the GPU, each with its own examples, and average their
+gradients through gloo every step (data parallel; 3.7 M parameters).
 """
 
 import argparse
@@ -40,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
 import inputs  # noqa: E402
+import packed  # noqa: E402
 import world  # noqa: E402
 from train_vae import Log, intermediate_on  # noqa: E402
 
@@ -101,7 +105,9 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
 
 # ---------------------------------------------------------------- training
 
-def flow_loss(model, ref, item, gen, seed, boost=0.0):
+def noisy(ref, item, gen, seed):
+    """One clip at a training sigma: (the packed forward's clip, its velocity
+    target). Video sigmas follow the inference grid (module docstring)."""
     zv, za = item["lat"]
     b = torch.rand((), generator=gen).item() * 0.999 + 0.0005
     sv = SHIFT_V * b / (1 + (SHIFT_V - 1) * b)
@@ -110,12 +116,21 @@ def flow_loss(model, ref, item, gen, seed, boost=0.0):
     xv, xa = (1 - sv) * zv + sv * ev, (1 - sa) * za + sa * ea
     ts = torch.tensor([sv * 1000.0], dtype=torch.float32, device=zv.device)
     payload = dict(item["extra"], text_token_tags=item["tags"], seed=seed)
-    out = model._forward([xv, xa], ts, item["states"][None], transformer_options={}, minimax_payload=payload)
-    # the shapes' latent cells weigh 1 + boost (world.object_cells), the mean weight 1
-    w = 1.0 + boost * item["cells"].expand_as(zv)
-    lv = ((-out[0] - (zv - ev)).pow(2) * w).mean() / w.mean()
-    la = F.mse_loss(-out[1], za - ea)
-    return lv + la, lv, la, sv
+    return (xv, xa, ts, item["states"], payload), (zv - ev, za - ea)
+
+
+def flow_loss(model, ref, batch, gen, rng, boost=0.0):
+    """The clips' mean flow-matching loss, through one packed forward."""
+    clips, targets = zip(*(noisy(ref, it, gen, rng.randrange(1 << 30)) for it in batch))
+    outs = packed.velocity(model, ref, list(clips))
+    lv = la = 0.0
+    for (ov, oa), (tv, ta), it in zip(outs, targets, batch):
+        # the shapes' latent cells weigh 1 + boost (world.object_cells), the mean weight 1
+        w = 1.0 + boost * it["cells"].expand_as(tv)
+        lv = lv + ((-ov - tv).pow(2) * w).mean() / w.mean()
+        la = la + F.mse_loss(-oa, ta)
+    n = len(batch)
+    return (lv + la) / n, lv / n, la / n
 
 
 def reduce_grads(model, world, stop):
@@ -171,8 +186,8 @@ def train(rank, a):
             g["lr"] = a.lr * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         opt.zero_grad(set_to_none=True)
         for _ in range(a.accum):
-            it = items[rng.randrange(len(items))]
-            loss, lv, la, sv = flow_loss(model, ref, it, gen, seed=rng.randrange(1 << 30), boost=a.boost)
+            batch = [items[rng.randrange(len(items))] for _ in range(a.batch)]
+            loss, lv, la = flow_loss(model, ref, batch, gen, rng, boost=a.boost)
             (loss / a.accum).backward()
             run.append((float(lv), float(la)))
         if reduce_grads(model, world, time.time() - t1 >= budget):
@@ -193,7 +208,7 @@ def train(rank, a):
     if rank == 0:
         model.load_state_dict(ema)
         demo.save_dit(model, a.snapshot)
-        samples = int(done.get("samples", 0)) + step * a.accum * world
+        samples = int(done.get("samples", 0)) + step * a.accum * a.batch * world
         demo.record(a.snapshot, "dit", steps=step0 + step, samples=samples,
                     seconds=float(done.get("seconds", 0)) + time.time() - t1,
                     examples_seen=int(done.get("examples_seen", 0)) + a.examples, tasks=sorted(tasks))
@@ -210,8 +225,9 @@ def main():
     p.add_argument("--ranks", type=int, default=4, help="data-parallel processes on the one GPU")
     p.add_argument("--workers", type=int, default=12, help="example-making processes (all ranks together)")
     p.add_argument("--port", type=int, default=29517)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--accum", type=int, default=2)
+    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--batch", type=int, default=16, help="clips per packed forward (each rank)")
+    p.add_argument("--accum", type=int, default=1)
     p.add_argument("--ema", type=float, default=0.999)
     p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
     p.add_argument("--seed", type=int, default=1)
