@@ -162,10 +162,11 @@ def table(rows):
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in grid]
 
 
-def examples(folder, count, seed):
-    """The held-out examples, written by world.py into folder (cheap, and
-    the same bytes every time) and read back as (meta, arrays)."""
-    world.write(folder, "heldout", count, seed)
+def examples(folder, count, seed, split="heldout"):
+    """The held-out examples (or, as a diagnostic, the training split's:
+    combinations the model has seen), written by world.py into folder
+    (cheap, and the same bytes every time) and read back as (meta, arrays)."""
+    world.write(folder, split, count, seed)
     out = []
     with open(os.path.join(folder, "examples.jsonl"), encoding="utf-8") as f:
         for line in f:
@@ -190,6 +191,8 @@ def main():
     p.add_argument("--count", type=int, default=HELDOUT_COUNT, help="held-out examples to make (the issue's figure: 50)")
     p.add_argument("--out", default="eval-out", help="folder for the examples, renders (<id>.mp4) and their records")
     p.add_argument("--tasks", type=parse_tasks, default=list(world.TASKS), help="comma list of tasks to render (default all)")
+    p.add_argument("--split", default="heldout", choices=("heldout", "train"),
+                   help="held-out combinations (the issue's figures) or seen ones (a diagnostic)")
     a = p.parse_args()
     if not os.access(a.binary, os.X_OK):
         raise SystemExit(f"eval: no h3studio at {a.binary}; run make build or pass --binary")
@@ -197,7 +200,7 @@ def main():
     os.makedirs(renders, exist_ok=True)
     digest = file_digest(a.binary)
     rows = []
-    for index, (meta, arrays) in enumerate(examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED)):
+    for index, (meta, arrays) in enumerate(examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED, a.split)):
         if meta["task"] not in a.tasks:
             continue
         args, pictures = request(meta, arrays, renders, a.model, index)
