@@ -22,8 +22,9 @@ in place of its heavy parts, then runs those parts once for all the clips:
      attention masked block-diagonally so no clip sees another's rows;
      the final layer and the unpatchify per clip, as _forward does.
 
-Declared shims, beyond demo.py's: the attention takes that block-diagonal
-mask (ComfyUI's is unmasked, one clip per sequence), and the modulation
+Declared shims, beyond demo.py's: the attention takes the packed clips
+as a padded batch with their padding masked (ComfyUI's is unmasked, one
+clip per sequence), and the modulation
 helpers take a per-row index into the modulation table (each row's
 segment's table row: the same numbers _forward's segment lists pick, in
 one gather rather than a kernel per segment). test_packed.py checks that
@@ -38,14 +39,31 @@ import torch.nn.functional as F
 import demo
 
 
-class _Mask:
-    """The attention mask of the packed phase; None: _forward's own."""
+class _Packing:
+    """The packed phase's clips as a padded batch; None: _forward's own
+    one-clip attention. pos [B, L] indexes each clip's rows in the packed
+    sequence (its padding repeats row 0), valid [B, L] marks its own rows."""
     current = None
+
+    def __init__(self, lengths, device):
+        n = max(lengths)
+        starts = torch.tensor([0] + lengths[:-1], device=device).cumsum(0)
+        ar = torch.arange(n, device=device)
+        self.valid = ar[None, :] < torch.tensor(lengths, device=device)[:, None]
+        self.pos = torch.where(self.valid, starts[:, None] + ar[None, :], torch.zeros_like(ar)[None, :])
 
 
 def _attention(q, k, v, heads, mask=None, skip_reshape=False, **_):
-    """q, k, v [1, heads, S, d] -> [1, S, heads*d], masked when packed."""
-    m = _Mask.current
+    """q, k, v [1, heads, S, d] -> [1, S, heads*d]. Packed, each clip
+    attends to its own rows alone: the rows are gathered into a batch of
+    clips padded to the longest, the padding masked as keys (a dense
+    block-diagonal mask over the whole sequence would cost the square of
+    the batch in attention work)."""
+    pk = _Packing.current
+    m = None
+    if pk is not None:
+        q, k, v = (x[0][:, pk.pos].transpose(0, 1) for x in (q, k, v))  # [B, heads, L, d]
+        m = pk.valid[:, None, None, :]
     if hasattr(F, "scaled_dot_product_attention"):
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
     else:  # torch < 2.0 (the CPU checks): explicit softmax attention
@@ -53,6 +71,8 @@ def _attention(q, k, v, heads, mask=None, skip_reshape=False, **_):
         if m is not None:
             s = s.masked_fill(~m, float("-inf"))
         o = s.softmax(-1) @ v
+    if pk is not None:
+        o = o.transpose(0, 1)[:, pk.valid][None]  # back to [1, heads, S, d]
     b, h, s_, d = o.shape
     return o.transpose(1, 2).reshape(b, s_, h * d)
 
@@ -74,12 +94,6 @@ def install(ref):
     ref.optimized_attention = _attention
     ref._mod_scale_shift = _mod_scale_shift
     ref._mod_gate = _mod_gate
-
-
-def _block_mask(lengths, device):
-    ids = torch.repeat_interleave(torch.arange(len(lengths), device=device),
-                                  torch.tensor(lengths, device=device))
-    return (ids[:, None] == ids[None, :])[None, None]
 
 
 def _segment_index(segments, row_offset, device):
@@ -127,7 +141,7 @@ def velocity(model, ref, clips):
     recs = [_record(model, c) for c in clips]
     dev = recs[0]["h"].device
     text_len = [r["text"].shape[0] for r in recs]
-    _Mask.current = _block_mask(text_len, dev)
+    _Packing.current = _Packing(text_len, dev)
     try:
         refined = model.token_refiner(torch.cat([r["text"] for r in recs]))
         hs, idx, t_embs, off_t = [], [], [], 0
@@ -137,13 +151,13 @@ def velocity(model, ref, clips):
             t_embs.append(r["t_emb"])
             off_t += r["t_emb"].shape[0]
         seq = [h.shape[0] for h in hs]
-        _Mask.current = _block_mask(seq, dev)
+        _Packing.current = _Packing(seq, dev)
         h, t_emb, idx = torch.cat(hs), torch.cat(t_embs), torch.cat(idx)
         rope = torch.cat([r["rope"] for r in recs], dim=1)
         for block in model.blocks:
             h = block(h, t_emb, idx, rope)
     finally:
-        _Mask.current = None
+        _Packing.current = None
     outs = []
     for r, hh, c in zip(recs, h.split(seq), clips):
         v, a = model.final_layer(hh, r["t_emb"], r["video_seg"], r["audio_seg"])
