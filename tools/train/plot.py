@@ -15,7 +15,9 @@ def series(paths):
     fresh VAE run starts again at step 0 and would zigzag with the last."""
     out = {}
     for p in sorted(paths):
-        run = os.path.basename(p).rsplit("-", 1)[-1].removesuffix(".jsonl")
+        name, run = os.path.basename(p).removesuffix(".jsonl").rsplit("-", 1)
+        # the decoder-only runs log as video_vae: their file name tells them apart
+        run = run + (" decoder only" if name == "video_decoder" else "")
         with open(p, encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
@@ -39,17 +41,23 @@ def main():
 
     s = series(glob.glob(os.path.join(a.logs, "*.jsonl")))
     stages = sorted({st for st, _, _ in s})
-    fig, axes = plt.subplots(1, len(stages), figsize=(4.5 * len(stages), 3.4))
+    fig, axes = plt.subplots(1, len(stages), figsize=(5 * len(stages), 5.2))
     axes = axes if len(stages) > 1 else [axes]
+    # one colour per run, one line style per loss: the DiT's video and
+    # audio losses of a run share its colour
+    runs = sorted({run for _, _, run in s})
+    colour = {run: plt.cm.tab20(i % 20) for i, run in enumerate(runs)}
+    style = {"loss": "-", "loss_video": "-", "loss_audio": ":"}
     for ax, st in zip(axes, stages):
         for (st2, k, run), pts in sorted(s.items()):
             if st2 == st:
                 pts.sort()
-                ax.plot([x for x, _ in pts], [y for _, y in pts], label=f"{k} {run}", lw=1)
+                ax.plot([x for x, _ in pts], [y for _, y in pts], style[k], color=colour[run],
+                        label=f"{k.removeprefix('loss_') if k != 'loss' else 'loss'} {run}", lw=1)
         ax.set_title(st)
         ax.set_xlabel("optimizer step")
         ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)
 
