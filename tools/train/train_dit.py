@@ -180,6 +180,9 @@ def train(rank, a):
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if rank == 0 else None
+    if ema is not None:  # state_dict's tensors share the parameters' storage: the optimizer's steps show
+        live = [v for v in model.state_dict().values()]
+        ema_vals = list(ema.values())
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
     gen = torch.Generator().manual_seed(a.seed * 1000 + step0 + rank)
     dist.barrier()
@@ -201,10 +204,12 @@ def train(rank, a):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if ema is not None:
+            # two kernels over every tensor rather than two per tensor: rank 0
+            # alone keeps the average, and the other ranks wait for it each step
+            d = min(a.ema, (1 + step) / (10 + step))
             with torch.no_grad():
-                d = min(a.ema, (1 + step) / (10 + step))
-                for k, v in model.state_dict().items():
-                    ema[k].mul_(d).add_(v.detach(), alpha=1 - d)
+                torch._foreach_mul_(ema_vals, d)
+                torch._foreach_add_(ema_vals, live, alpha=1 - d)
         if step % 50 == 0 and rank == 0:
             lv, la = np.mean([r[0] for r in run]), np.mean([r[1] for r in run])
             log.write(stage="dit", step=step0 + step, loss_video=float(lv), loss_audio=float(la),
