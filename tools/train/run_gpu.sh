@@ -10,7 +10,7 @@ export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
 # VBATCH / ABATCH: the video and audio VAEs' batches (8, 16); RANKS: the DiT's (4)
-# DBATCH: the DiT's clips per packed forward and rank (16)
+# DBATCH: the DiT's clips per packed forward and rank (16); DLR: its peak learning rate (5e-4)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
@@ -56,7 +56,7 @@ if [ -n "${VDEC_MIN:-}" ]; then
 fi
 if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
-    --batch "${DBATCH:-16}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"
