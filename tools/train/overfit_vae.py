@@ -12,7 +12,13 @@ object_weight's mask). Audio: one-second stereo crops; prints the loss and
 how many reconstructions keep their sound (measure.sound_of: silence,
 clicks or the tone within a semitone) and their pan (measure.pan_of).
 --fresh starts from new weights at demo.py's config (in a temporary copy
-of the snapshot); without it, from the snapshot's. Writes nothing.
+of the snapshot); without it, from the snapshot's. --freeze-encoder
+trains the decoder alone; --decoder-heads N gives the video VAE a new ViT
+decoder of N heads of 64 on the snapshot's encoder (how far a wider
+decoder gets on the snapshot's latents); --heldout N also reports the
+PSNR of N pictures it does not train on. --device cuda runs it on the GPU
+machine (on the two CPU cores, 64 pictures at 512 wide take 7 s a step).
+Writes nothing.
 """
 
 import argparse
@@ -47,6 +53,7 @@ def audio_probe(avae, x):
     with torch.no_grad():
         y = avae.decode(avae.encode(x))
     _, rec = train_vae.audio_loss(avae, x, 0.0)
+    x, y = x.cpu(), y.cpu()
     pairs = [((measure.sound_of(a.numpy()), measure.pan_of(a.numpy())),
               (measure.sound_of(b.numpy()), measure.pan_of(b.numpy()))) for a, b in zip(x, y)]
     sound = sum(want[0] == got[0] for want, got in pairs)
@@ -62,23 +69,47 @@ def silence_check(x):
     themselves with white noise 43 dB under a tone: a loss that scores
     silence lower trains a decoder towards silence."""
     g = torch.Generator().manual_seed(0)
-    noisy = x + 1e-3 * torch.randn(x.shape, generator=g)
+    noisy = x + 1e-3 * torch.randn(x.shape, generator=g).to(x.device)
     quiet, near = (float(train_vae.audio_rec(y, x)) for y in (torch.zeros_like(x), noisy))
     return f"loss of silence {quiet:.3f}, of the crops + noise at 1e-3 {near:.3f}"
 
 
 def build(a, snap):
-    train_vae.intermediate_on("cpu")
+    train_vae.intermediate_on(a.device)
     part = demo.part_dir(snap)
     if a.which == "video":
-        vae = demo.build_video_vae(part, device="cpu")
-        x, target = train_vae.picture_batch(list(data.stream(5, "train", count=a.count, workers=1)), "cpu")
-        return vae, lambda: train_vae.video_loss(vae, x, target, 0.0, a.boost, False)[0], lambda: video_probe(vae, x, target)
-    avae = demo.build_audio_vae(part, device="cpu")
+        vae = demo.build_video_vae(part, device=a.device)
+        exs = list(data.stream(5, "train", count=a.count + a.heldout, workers=1))
+        x, target = train_vae.picture_batch(exs[:a.count], a.device)
+        probe = (lambda: video_probe(vae, x, target))
+        if a.heldout:
+            hx, ht = train_vae.picture_batch(exs[a.count:], a.device)
+            probe = (lambda: video_probe(vae, x, target) + "  other pictures: " + video_probe(vae, hx, ht))
+        return vae, lambda: train_vae.video_loss(vae, x, target, 0.0, a.boost, False)[0], probe
+    avae = demo.build_audio_vae(part, device=a.device)
     exs = list(data.stream(5, "train", count=a.count, workers=1, audio_only=True))
-    x = train_vae.audio_batch(exs, random.Random(5), "cpu")
+    x = train_vae.audio_batch(exs, random.Random(5), a.device)
     print(silence_check(x), flush=True)
     return avae, lambda: train_vae.audio_loss(avae, x, 0.0)[0], lambda: audio_probe(avae, x)
+
+
+def new_decoder(snapshot, heads, tmp):
+    """A copy of the snapshot whose video VAE keeps its encoder and has a
+    new ViT decoder of `heads` heads of 64 (freshly initialised)."""
+    snap = os.path.join(tmp, "snapshot")
+    shutil.copytree(snapshot, snap)
+    old = demo.build_video_vae(demo.part_dir(snap)).state_dict()
+    src = os.path.join(demo.part_dir(snap), "video_vae", "source", "config.json")
+    cfg = demo.read_json(src)
+    cfg["vit_decoder_kwargs"].update(heads=heads, dim_head=64)
+    demo.write_json(src, cfg)
+    torch.manual_seed(1)
+    vae = demo.R.build_video_vae(os.path.join(demo.part_dir(snap), "video_vae"))
+    demo._init_module(vae)
+    keep = {k: v for k, v in old.items() if k.startswith(("encoder.", "quant_conv."))}
+    vae.load_state_dict(keep, strict=False)
+    demo.save_video_vae(vae, snap)
+    return snap
 
 
 def main():
@@ -90,7 +121,11 @@ def main():
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--boost", type=float, default=9.0, help="video: extra weight on the shapes' pixels")
-    p.add_argument("--freeze-encoder", action="store_true", help="audio: train the decoder alone")
+    p.add_argument("--freeze-encoder", action="store_true", help="train the decoder alone (video: on the snapshot's encoder)")
+    p.add_argument("--decoder-heads", type=int, default=0,
+                   help="video: a new ViT decoder of this many heads of 64 on the snapshot's encoder (with --freeze-encoder)")
+    p.add_argument("--device", default="cpu", help="cpu (the probe's home), or cuda on the GPU machine")
+    p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")
     a = p.parse_args()
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp() if a.fresh else None
@@ -100,12 +135,15 @@ def main():
             snap = os.path.join(tmp, "snapshot")
             shutil.copytree(a.snapshot, snap)
             (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(snap)
+        elif a.decoder_heads:
+            snap = new_decoder(a.snapshot, a.decoder_heads, tmp := tempfile.mkdtemp())
         vae, loss_fn, probe = build(a, snap)
         vae.latents_mean.zero_()  # as train_vae's loop: raw latents
         vae.latents_std.fill_(1.0)
         vae.train().requires_grad_(True)
-        if a.freeze_encoder:  # audio: the decoder alone learns, from fixed latents
-            for m in (vae.encoder, vae.pre_block, vae.mean_proj):
+        if a.freeze_encoder:  # the decoder alone learns, from fixed latents
+            frozen = (vae.encoder, vae.quant_conv) if a.which == "video" else (vae.encoder, vae.pre_block, vae.mean_proj)
+            for m in frozen:
                 m.requires_grad_(False)
         opt = torch.optim.AdamW([q for q in vae.parameters() if q.requires_grad], lr=a.lr)
         t0 = time.time()
