@@ -54,13 +54,15 @@ def task_inputs(meta, arrays, folder):
     return []
 
 
-def request(meta, arrays, folder, model, index):
+def request(meta, arrays, folder, model, index, steps=0):
     """The h3studio render arguments for one example, and the pictures
     they name as (path, uint8 [H,W,3]), to write before it runs."""
     clip = world.Clip.from_json(meta["spec"])
     args = ["render", "-d", model, "-p", meta["prompt"], "--seed", str(RENDER_SEED_BASE + index),
             "--frames", str(clip.frames), "--width", str(clip.width), "--height", str(clip.height),
             "-o", os.path.join(folder, meta["id"] + ".mp4")]
+    if steps:
+        args += ["--steps", str(steps)]
     inputs = task_inputs(meta, arrays, folder)
     for flag, path, _ in inputs:
         args += [flag, path]
@@ -191,6 +193,7 @@ def main():
     p.add_argument("--count", type=int, default=HELDOUT_COUNT, help="held-out examples to make (the issue's figure: 50)")
     p.add_argument("--out", default="eval-out", help="folder for the examples, renders (<id>.mp4) and their records")
     p.add_argument("--tasks", type=parse_tasks, default=list(world.TASKS), help="comma list of tasks to render (default all)")
+    p.add_argument("--steps", type=int, default=0, help="denoising steps (0: the model's default)")
     p.add_argument("--split", default="heldout", choices=("heldout", "train"),
                    help="held-out combinations (the issue's figures) or seen ones (a diagnostic)")
     a = p.parse_args()
@@ -203,7 +206,7 @@ def main():
     for index, (meta, arrays) in enumerate(examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED, a.split)):
         if meta["task"] not in a.tasks:
             continue
-        args, pictures = request(meta, arrays, renders, a.model, index)
+        args, pictures = request(meta, arrays, renders, a.model, index, a.steps)
         key = render_key(digest, args)
         seconds = cached_seconds(renders, meta["id"], key)
         if seconds is None:

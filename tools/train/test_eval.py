@@ -60,6 +60,11 @@ class Requests(unittest.TestCase):
         seeds = {flag(ev.request(m, a, "/r", "demo", i)[0], "--seed") for i, (m, a) in enumerate(self.items)}
         self.assertEqual(len(seeds), len(self.items), "every example has its own seed")
 
+    def test_steps_only_when_asked(self):
+        meta, arrays = self.items[0]
+        self.assertNotIn("--steps", ev.request(meta, arrays, "/r", "demo", 0)[0])
+        self.assertEqual(flag(ev.request(meta, arrays, "/r", "demo", 0, steps=40)[0], "--steps"), "40")
+
     def test_t2va_has_no_pictures(self):
         i, meta, arrays = self.tasks["T2VA"]
         args, pictures = ev.request(meta, arrays, "/r", "demo", i)
