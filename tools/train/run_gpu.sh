@@ -34,6 +34,12 @@ if [ -n "${MPS:-}" ] && command -v nvidia-cuda-mps-control >/dev/null; then
   nvidia-cuda-mps-control -d && echo "MPS on" && trap 'echo quit | nvidia-cuda-mps-control' EXIT
 fi
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))'
+# the DiT's packed forward against the reference's, on this GPU's kernels,
+# before any minute goes to training on it (a few seconds)
+if [ "$DIT_MIN" != 0 ]; then
+  (cd tools/train && python3 -m unittest test_packed 2>&1 | tail -n 3) | tee "$OUT/test_packed.log"
+  grep -q '^OK' "$OUT/test_packed.log" || { echo "run_gpu.sh: packed.py differs from the reference forward; no training" >&2; exit 1; }
+fi
 if [ "$VAE_MIN" != 0 ]; then
   rm -rf /tmp/smoke && cp -r "$SNAP" /tmp/smoke
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \

@@ -42,17 +42,28 @@ def loss(outs):
     return sum((v.pow(2).mean() + a.pow(2).mean()) * (i + 1) for i, (v, a) in enumerate(outs))
 
 
+def on(device, clip):
+    """A clip's tensors on device (the tags stay on the host, as inputs.py makes them)."""
+    def mv(x):
+        return x.to(device) if torch.is_tensor(x) else x
+    xv, xa, ts, st, pl = clip
+    pl = {k: (v if k == "text_token_tags" else
+              [dict(kf, latent=mv(kf["latent"])) for kf in v] if k == "keyframes" else
+              [mv(z) for z in v] if k == "cond_video_latents" else v) for k, v in pl.items()}
+    return mv(xv), mv(xa), mv(ts), mv(st), pl
+
+
 @unittest.skipIf(torch is None, "needs torch")
 class Packed(unittest.TestCase):
-    def test_matches_the_reference_forward_clip_by_clip(self):
+    def check(self, device, tol):
         import demo
         import packed
 
         torch.manual_seed(0)
         ref = demo.dit_training_shims()
         packed.install(ref)
-        model = demo.load_dit(demo.SNAPSHOT)
-        batch = clips(torch.Generator().manual_seed(1))
+        model = demo.load_dit(demo.SNAPSHOT, device=device)
+        batch = [on(device, c) for c in clips(torch.Generator().manual_seed(1))]
         alone = [model._forward([c[0], c[1]], c[2], c[3][None], transformer_options={}, minimax_payload=c[4])
                  for c in batch]
         loss(alone).backward()
@@ -62,14 +73,27 @@ class Packed(unittest.TestCase):
         loss(together).backward()
         for (va, aa), (vt, at) in zip(alone, together):
             self.assertEqual(va.shape, vt.shape)
-            self.assertLess(float((va - vt).abs().max()), 2e-6 * (1 + float(va.abs().max())))
-            self.assertLess(float((aa - at).abs().max()), 2e-6 * (1 + float(aa.abs().max())))
+            self.assertLess(float((va - vt).abs().max()), tol * (1 + float(va.abs().max())))
+            self.assertLess(float((aa - at).abs().max()), tol * (1 + float(aa.abs().max())))
         for n, p in model.named_parameters():
             g = want[n]
             err = float((p.grad - g).norm() / (g.norm() + 1e-30))
-            self.assertLess(err, 1e-4, n)
+            self.assertLess(err, 50 * tol, n)
         # the recorders are gone: the model's own forward answers again
         self.assertNotIn("forward", vars(model.token_refiner))
+
+    def test_matches_the_reference_forward_clip_by_clip(self):
+        self.check("cpu", 2e-6)
+
+    @unittest.skipUnless(torch is not None and torch.cuda.is_available(), "needs a GPU")
+    def test_the_same_on_the_gpu(self):
+        """CUDA's attention kernels take the padded, masked batch (run_gpu.sh runs this first)."""
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            self.check("cuda", 1e-5)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
 if __name__ == "__main__":
