@@ -20,6 +20,8 @@ declares). Training adds one shim of its own, declared here:
     place (torch.cat over the segments) for the same reason; and ComfyUI's
     own comfy.model_management.in_training switch, which takes its
     out-of-place RMSNorm + RoPE path.
+  - with them, packed.py's shims for several clips in one forward
+    (declared there).
 The text encoder, tokenizer and processors are the tiny snapshot's
 (`h3studio tiny-model`), frozen: the Qwen3-VL states are a fixed function
 of the prompt's tokens, which is all a conditioning signal needs; training
@@ -207,16 +209,23 @@ def init_snapshot(template, snap=SNAPSHOT):
     fresh_audio_vae(snap)
 
 
-def fresh_video_vae(snap=SNAPSHOT):
-    """The video VAE at demo.py's config with new weights (train_vae.py
-    video --fresh); the DiT has to learn the new latents afterwards."""
+def fresh_video_vae(snap=SNAPSHOT, vit=None, keep_encoder=False):
+    """The video VAE at demo.py's config (its ViT decoder's kwargs updated
+    by vit) with new weights (train_vae.py video --fresh); the DiT has to
+    learn the new latents afterwards. keep_encoder: only the decoder is
+    new, on the snapshot's encoder and latent statistics (a probe's)."""
     d = part_dir(snap)
+    old = build_video_vae(d).state_dict() if keep_encoder else None
     src = read_json(os.path.join(d, "video_vae", "source", "config.json"))
-    src["vit_decoder_kwargs"].update(VIDEO_VIT)
+    src["vit_decoder_kwargs"].update(VIDEO_VIT if vit is None else vit)
     write_json(os.path.join(d, "video_vae", "source", "config.json"), src)
     torch.manual_seed(1)
     vae = R.build_video_vae(os.path.join(d, "video_vae"))
     _init_module(vae)
+    if old is not None:
+        vae.load_state_dict({k: v for k, v in old.items() if k.startswith(("encoder.", "quant_conv."))}, strict=False)
+        save_video_vae(vae, snap)
+        return
     save_video_vae(vae, snap, mean=[0.0] * 24, std=[1.0] * 24)
     record(snap, "video_vae", steps=0, examples=0, seconds=0.0)
 
@@ -270,6 +279,8 @@ def dit_training_shims():
     ref._mod_gate = _mod_gate
     ref.RefinerBlock.forward = _refiner_block_forward
     sys.modules["comfy.model_management"].in_training = True
+    import packed  # packed imports this module: imported here, its shims extend these
+    packed.install(ref)
     return ref
 
 

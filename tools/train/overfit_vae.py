@@ -93,25 +93,6 @@ def build(a, snap):
     return avae, lambda: train_vae.audio_loss(avae, x, 0.0)[0], lambda: audio_probe(avae, x)
 
 
-def new_decoder(snapshot, heads, tmp):
-    """A copy of the snapshot whose video VAE keeps its encoder and has a
-    new ViT decoder of `heads` heads of 64 (freshly initialised)."""
-    snap = os.path.join(tmp, "snapshot")
-    shutil.copytree(snapshot, snap)
-    old = demo.build_video_vae(demo.part_dir(snap)).state_dict()
-    src = os.path.join(demo.part_dir(snap), "video_vae", "source", "config.json")
-    cfg = demo.read_json(src)
-    cfg["vit_decoder_kwargs"].update(heads=heads, dim_head=64)
-    demo.write_json(src, cfg)
-    torch.manual_seed(1)
-    vae = demo.R.build_video_vae(os.path.join(demo.part_dir(snap), "video_vae"))
-    demo._init_module(vae)
-    keep = {k: v for k, v in old.items() if k.startswith(("encoder.", "quant_conv."))}
-    vae.load_state_dict(keep, strict=False)
-    demo.save_video_vae(vae, snap)
-    return snap
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("which", choices=("video", "audio"))
@@ -128,15 +109,16 @@ def main():
     p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")
     a = p.parse_args()
     torch.manual_seed(0)
-    tmp = tempfile.mkdtemp() if a.fresh else None
+    tmp = tempfile.mkdtemp() if a.fresh or a.decoder_heads else None
     try:
         snap = a.snapshot
         if tmp:
             snap = os.path.join(tmp, "snapshot")
             shutil.copytree(a.snapshot, snap)
+        if a.decoder_heads:
+            demo.fresh_video_vae(snap, vit=dict(demo.VIDEO_VIT, heads=a.decoder_heads, dim_head=64), keep_encoder=True)
+        elif a.fresh:
             (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(snap)
-        elif a.decoder_heads:
-            snap = new_decoder(a.snapshot, a.decoder_heads, tmp := tempfile.mkdtemp())
         vae, loss_fn, probe = build(a, snap)
         vae.latents_mean.zero_()  # as train_vae's loop: raw latents
         vae.latents_std.fill_(1.0)

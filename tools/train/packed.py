@@ -90,7 +90,8 @@ def _mod_gate(x, gate, other, segments):
 
 
 def install(ref):
-    """The shims above on the loaded reference module (after demo's)."""
+    """The shims above on the loaded reference module (demo.dit_training_shims
+    calls it last, so loading a DiT keeps them)."""
     ref.optimized_attention = _attention
     ref._mod_scale_shift = _mod_scale_shift
     ref._mod_gate = _mod_gate
@@ -98,8 +99,8 @@ def install(ref):
 
 def _segment_index(segments, row_offset, device):
     """_forward's (start, stop, table row) segments -> one row index per row."""
-    idx = [torch.full((b - a,), row + row_offset, dtype=torch.long) for a, b, row in segments]
-    return torch.cat(idx).to(device)
+    rows = torch.tensor([row + row_offset for _, _, row in segments])
+    return rows.repeat_interleave(torch.tensor([b - a for a, b, _ in segments])).to(device)
 
 
 def _record(model, clip):
@@ -137,7 +138,6 @@ def velocity(model, ref, clips):
     """clips: [(noisy video [1,C,T,H,W], noisy audio [1,C,2,T], timestep [1],
     Qwen states [L, D], payload)] -> per clip [-v_video, -v_audio], as
     _forward returns them."""
-    install(ref)  # demo.load_dit puts demo's shims back
     recs = [_record(model, c) for c in clips]
     dev = recs[0]["h"].device
     text_len = [r["text"].shape[0] for r in recs]

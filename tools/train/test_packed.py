@@ -61,7 +61,6 @@ class Packed(unittest.TestCase):
 
         torch.manual_seed(0)
         ref = demo.dit_training_shims()
-        packed.install(ref)
         model = demo.load_dit(demo.SNAPSHOT, device=device)
         batch = [on(device, c) for c in clips(torch.Generator().manual_seed(1))]
         alone = [model._forward([c[0], c[1]], c[2], c[3][None], transformer_options={}, minimax_payload=c[4])

@@ -181,7 +181,7 @@ def train(rank, a):
     model = demo.load_dit(a.snapshot, device=a.device)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if rank == 0 else None
     if ema is not None:  # state_dict's tensors share the parameters' storage: the optimizer's steps show
-        live = [v for v in model.state_dict().values()]
+        live = list(model.state_dict().values())
         ema_vals = list(ema.values())
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
     gen = torch.Generator().manual_seed(a.seed * 1000 + step0 + rank)
