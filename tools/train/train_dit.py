@@ -100,6 +100,14 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
+    # _forward reuses a payload's layout of its signature (as ComfyUI's
+    # extra_conds prebuilds it for a sampling run): one per clip, not per step
+    ref = demo.R.load_ref("model.py")
+    for it in items:
+        zv, za = it["lat"]
+        ex = it["extra"]
+        ex["layout"] = ref.PackedLayout(it["states"].shape[0], zv.shape[2], zv.shape[3], zv.shape[4],
+                                        za.shape[-1], keyframes=ex.get("keyframes"), refs=ex.get("refs"))
     return items
 
 
@@ -115,12 +123,6 @@ def noisy(ref, item, gen, seed):
     ev, ea = torch.randn_like(zv), torch.randn_like(za)
     xv, xa = (1 - sv) * zv + sv * ev, (1 - sa) * za + sa * ea
     ts = torch.tensor([sv * 1000.0], dtype=torch.float32, device=zv.device)
-    if "layout" not in item["extra"]:
-        # _forward reuses a payload's layout of its signature (as ComfyUI's
-        # extra_conds prebuilds it for a sampling run): one per clip, not per step
-        ex = item["extra"]
-        ex["layout"] = ref.PackedLayout(item["states"].shape[0], zv.shape[2], zv.shape[3], zv.shape[4],
-                                        za.shape[-1], keyframes=ex.get("keyframes"), refs=ex.get("refs"))
     payload = dict(item["extra"], text_token_tags=item["tags"], seed=seed)
     return (xv, xa, ts, item["states"], payload), (zv - ev, za - ea)
 
