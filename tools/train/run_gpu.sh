@@ -17,6 +17,15 @@ FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M)
 SNAP=models/demo/snapshot
+# STATE: what a later call on this machine, while it stays warm, resumes:
+# the snapshot as the last call left it (the carried one is older unless it
+# was unpacked here in between), and train_dit.py's examples and optimizer
+STATE=${STATE:-/tmp/h3-train-state}; mkdir -p "$STATE"
+dit_steps() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["dit"]["steps"])' "$1/h3studio.json"; }
+if [ -f "$STATE/snapshot/h3studio.json" ] && [ "$(dit_steps "$STATE/snapshot")" -gt "$(dit_steps "$SNAP")" ]; then
+  echo "resuming the snapshot this machine kept (DiT step $(dit_steps "$STATE/snapshot"))"
+  rm -rf "$SNAP" && cp -r "$STATE/snapshot" "$SNAP"
+fi
 # pack: the snapshot as it stands, in 15 MiB parts, into $OUT after every
 # stage (the logs go there as they are written): a call cut short still
 # brings back what finished, and nothing else would, since the next call
@@ -62,7 +71,8 @@ if [ -n "${VDEC_MIN:-}" ]; then
 fi
 if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
-    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+  rm -rf "$STATE/snapshot" && cp -r "$SNAP" "$STATE/snapshot"
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"

@@ -100,8 +100,13 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
-    # _forward reuses a payload's layout of its signature (as ComfyUI's
-    # extra_conds prebuilds it for a sampling run): one per clip, not per step
+    return items
+
+
+def with_layouts(items):
+    """Each item's PackedLayout in its payload: _forward reuses a payload's
+    layout of its signature (as ComfyUI's extra_conds prebuilds it for a
+    sampling run), one per clip rather than per step."""
     ref = demo.R.load_ref("model.py")
     for it in items:
         zv, za = it["lat"]
@@ -109,6 +114,63 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
         ex["layout"] = ref.PackedLayout(it["states"].shape[0], zv.shape[2], zv.shape[3], zv.shape[4],
                                         za.shape[-1], keyframes=ex.get("keyframes"), refs=ex.get("refs"))
     return items
+
+
+# ---------------------------------------------------------------- state kept between calls
+
+# --state DIR keeps, on the machine, what a run would otherwise lose when
+# its call ends: each rank's prepared examples (making them took a quarter
+# of a call) and the optimizer with the live (not averaged) weights, so the
+# next call on the same machine goes on where this one stopped, without a
+# warm-up. The snapshot stays the checkpoint that lasts.
+
+def cached_items(state, rank, world_size):
+    path = os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
+    if not path or not os.path.exists(path):
+        return path, []
+    return path, torch.load(path, map_location="cpu")
+
+
+def keep_items(path, items, keep, device):
+    """The newest `keep` items, saved to path (layouts dropped: they hold
+    the reference module's classes) and moved to device."""
+    items = items[-keep:]
+    if path:
+        bare = [dict(it, extra={k: v for k, v in it["extra"].items() if k != "layout"}) for it in items]
+        torch.save(bare, path + ".tmp")
+        os.replace(path + ".tmp", path)
+    return [_to(it, device) for it in items]
+
+
+def _to(x, device):
+    if torch.is_tensor(x):
+        return x.to(device)
+    if isinstance(x, dict):
+        return {k: _to(v, device) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to(v, device) for v in x)
+    return x
+
+
+def load_state(state, step0, model, opt):
+    """The last call's optimizer and live weights, when they belong to the
+    snapshot's DiT (the same step count); None otherwise (a fresh start)."""
+    path = os.path.join(state, "optimizer.pt") if state else ""
+    if not path or not os.path.exists(path):
+        return None
+    st = torch.load(path, map_location="cpu")
+    if st["step"] != step0:
+        return None
+    model.load_state_dict(st["live"])
+    opt.load_state_dict(st["opt"])
+    return st
+
+
+def save_state(state, step, model, opt):
+    if state:
+        path = os.path.join(state, "optimizer.pt")
+        torch.save({"step": step, "live": model.state_dict(), "opt": opt.state_dict()}, path + ".tmp")
+        os.replace(path + ".tmp", path)
 
 
 # ---------------------------------------------------------------- training
@@ -176,9 +238,11 @@ def train(rank, a):
     start = int(done.get("examples_seen", 0)) + rank * (a.examples // world)
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
                            workers=max(1, a.workers // world))
-    items = prepare(examples, part, a.device, tasks, rng)
+    cache, old = cached_items(a.state, rank, world)
+    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, a.device)
+    items = with_layouts(items)
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
-    log.write(stage="dit", rank=rank, items=len(items), tasks=counts, t=time.time() - t0)
+    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0)
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if rank == 0 else None
@@ -186,12 +250,14 @@ def train(rank, a):
         live = list(model.state_dict().values())
         ema_vals = list(ema.values())
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
+    # the average (ema) is the snapshot's DiT; resumed, the live weights are the last call's
+    resumed = load_state(a.state, step0, model, opt) is not None
     gen = torch.Generator().manual_seed(a.seed * 1000 + step0 + rank)
     dist.barrier()
     t1, step, run = time.time(), 0, []
     budget = a.minutes * 60 - (t1 - t0)
     while True:
-        warm = min(1.0, (step + 1) / 100)
+        warm = 1.0 if resumed else min(1.0, (step + 1) / 100)
         frac = min(1.0, (time.time() - t1) / budget)
         for g in opt.param_groups:
             g["lr"] = a.lr * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
@@ -208,7 +274,7 @@ def train(rank, a):
         if ema is not None:
             # two kernels over every tensor rather than two per tensor: rank 0
             # alone keeps the average, and the other ranks wait for it each step
-            d = min(a.ema, (1 + step) / (10 + step))
+            d = a.ema if resumed else min(a.ema, (1 + step) / (10 + step))
             with torch.no_grad():
                 torch._foreach_mul_(ema_vals, d)
                 torch._foreach_add_(ema_vals, live, alpha=1 - d)
@@ -219,6 +285,7 @@ def train(rank, a):
             run = []
         step += 1
     if rank == 0:
+        save_state(a.state, step0 + step, model, opt)
         model.load_state_dict(ema)
         demo.save_dit(model, a.snapshot)
         samples = int(done.get("samples", 0)) + step * a.accum * a.batch * world
@@ -243,6 +310,9 @@ def main():
     p.add_argument("--accum", type=int, default=1)
     p.add_argument("--ema", type=float, default=0.999)
     p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
+    p.add_argument("--state", default="", help="a folder on this machine for what the next call here resumes "
+                   "(prepared examples, optimizer); none: a fresh start each run")
+    p.add_argument("--keep", type=int, default=3000, help="with --state: examples each rank keeps across calls")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
