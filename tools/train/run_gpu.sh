@@ -73,6 +73,8 @@ if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   rm -rf "$STATE/snapshot" && cp -r "$SNAP" "$STATE/snapshot"
+  # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
+  python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""How much the DiT reads its prompts' motion words: a training-time probe
+of what eval.py's "colour and direction" measures on renders.
+
+  python3 tools/train/motion_probe.py [--snapshot S] [--count 12] [--log F]
+
+On training-split T2VA clips of one shape, the flow-matching loss on the
+shape's latent cells (train_dit.py's objective, the same noise for each
+prompt) with the clip's own prompt, with its motion phrase swapped for the
+opposite motion's ("moves left" -> "moves right", "grows" -> "shrinks",
+"stays still" <-> "bounces"), and with its colour swapped. A DiT that
+draws the named motion loses more with the wrong motion word; one that
+ignores the word loses the same (ratio 1). The colour swap gives the
+scale of a word the DiT does read. The Qwen states come from HF's
+Qwen3-VL through inputs.Conditioner, as in training (the GPU machine's
+Python: transformers).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import demo  # noqa: E402
+import packed  # noqa: E402
+import train_dit  # noqa: E402
+import world  # noqa: E402
+
+OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up",
+            "grow": "shrink", "shrink": "grow", "still": "bounce", "bounce": "still"}
+SIGMAS = (0.5, 0.7, 0.85, 0.93)
+PROBE_INDEX = 900000  # far past any training stream's indices
+VARIANTS = ("own", "motion swapped", "colour swapped")
+
+
+def swapped_motion(prompt, thing):
+    phrase = next(w for w in sorted(world.MOTION_WORDS[thing.motion], key=len, reverse=True) if w in prompt)
+    return prompt.replace(phrase, world.MOTION_WORDS[OPPOSITE[thing.motion]][0], 1)
+
+
+def swapped_colour(prompt, thing):
+    other = next(c for c in sorted(world.COLOURS) if c != thing.colour and c not in prompt)
+    return prompt.replace(thing.colour, other, 1)
+
+
+def probe_clips(count, frames=39):
+    """count one-shape T2VA training-split examples of `frames` frames, each
+    as (arrays, clip, its three prompts)."""
+    heldout, out, i = world.load_heldout(), [], PROBE_INDEX
+    while len(out) < count:
+        meta, arr = world.example(21, i, "train", heldout, "T2VA")
+        i += 1
+        clip = world.Clip.from_json(meta["spec"])
+        if len(clip.things) == 1 and arr["frames"].shape[0] == frames:
+            p, t = meta["prompt"], clip.things[0]
+            out.append((arr, clip, (p, swapped_motion(p, t), swapped_colour(p, t))))
+    return out
+
+
+def encode(part, clips, device):
+    """Each clip's (video latent, audio latent, shape cells), by the snapshot's VAEs."""
+    vae, avae = demo.build_video_vae(part, device=device), demo.build_audio_vae(part, device=device)
+    out = []
+    for arr, clip, _ in clips:
+        x = torch.from_numpy(arr["frames"][None]).to(device).permute(0, 4, 1, 2, 3).float() * (2 / 255) - 1
+        with torch.no_grad():
+            zv = vae.encode(x).float()
+            za = avae.encode(torch.from_numpy(arr["audio"][None]).to(device)).float()
+        cells = world.object_cells(arr["frames"], world.BACKGROUNDS[clip.background], zv.shape[2])
+        out.append((zv, za, torch.from_numpy(cells).to(device)[None, None].expand_as(zv)))
+    return out
+
+
+def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
+    """[sigma, variant] mean loss on the shape cells; states[k][v] is
+    (Qwen states, tags) of clip k's prompt variant v."""
+    gen = torch.Generator().manual_seed(seed)
+    out = np.zeros((len(sigmas), len(VARIANTS)))
+    for i, s in enumerate(sigmas):
+        sa = ref.time_shift_sigma(s, train_dit.SHIFT_V, train_dit.SHIFT_A)
+        for _ in range(reps):
+            for (zv, za, cells), sts in zip(latents, states):
+                ev = torch.randn(zv.shape, generator=gen).to(zv.device)
+                ea = torch.randn(za.shape, generator=gen).to(za.device)
+                xv, xa = (1 - s) * zv + s * ev, (1 - sa) * za + sa * ea
+                ts = torch.tensor([s * 1000.0], device=zv.device)
+                items = train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}}
+                                                for st, tg in sts])
+                clips = [(xv, xa, ts, it["states"], dict(it["extra"], text_token_tags=it["tags"], seed=1))
+                         for it in items]
+                with torch.no_grad():
+                    outs = packed.velocity(model, ref, clips)
+                for v, (ov, _) in enumerate(outs):
+                    out[i, v] += float(((-ov - (zv - ev)).pow(2) * cells).sum() / cells.sum())
+    return out / (reps * len(latents))
+
+
+def report(table, sigmas=SIGMAS):
+    lines = ["sigma  own prompt  motion swapped (ratio)  colour swapped (ratio)"]
+    for s, (own, mot, col) in zip(sigmas, table):
+        lines.append(f"{s:5.2f}  {own:10.4f}  {mot:14.4f} ({mot / own:.3f})  {col:14.4f} ({col / own:.3f})")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--snapshot", default=demo.SNAPSHOT)
+    p.add_argument("--count", type=int, default=12)
+    p.add_argument("--log", default="", help="a jsonl file to append the figures to")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    a = p.parse_args()
+    import inputs
+
+    part = demo.part_dir(a.snapshot)
+    clips = probe_clips(a.count)
+    latents = encode(part, clips, a.device)
+    cond = inputs.Conditioner(part, a.device, demo.build_video_vae(part, device=a.device))
+    by_prompt = cond.text_only([q for _, _, ps in clips for q in ps])
+    states = [[by_prompt[q] for q in ps] for _, _, ps in clips]
+    ref = demo.dit_training_shims()
+    model = demo.load_dit(a.snapshot, device=a.device).eval()
+    table = losses(model, ref, latents, states)
+    print(report(table))
+    if a.log:
+        step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
+        with open(a.log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"stage": "motion_probe", "dit_steps": step, "sigmas": list(SIGMAS),
+                                "loss": {v: list(map(float, table[:, j])) for j, v in enumerate(VARIANTS)}}) + "\n")
+
+
+if __name__ == "__main__":
+    main()

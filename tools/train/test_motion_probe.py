@@ -1,0 +1,38 @@
+"""motion_probe's prompt swaps: every motion phrase becomes its opposite
+motion's, every colour another colour, and nothing else changes.
+
+  python3 -m unittest test_motion_probe     (needs torch; make train-check)
+"""
+
+import unittest
+
+try:
+    import motion_probe
+except ImportError:  # motion_probe needs torch
+    motion_probe = None
+
+import world
+
+
+@unittest.skipIf(motion_probe is None, "needs torch")
+class Swaps(unittest.TestCase):
+    def test_each_motion_phrase_becomes_the_opposite(self):
+        for motion, phrases in world.MOTION_WORDS.items():
+            opposite = motion_probe.OPPOSITE[motion]
+            self.assertEqual(motion_probe.OPPOSITE[opposite], motion)
+            for phrase in phrases:
+                p = f"a red circle {phrase} on a black background, a low hum on the left"
+                t = world.Thing("circle", "red", motion, 0.0, 0.0, 10.0)
+                got = motion_probe.swapped_motion(p, t)
+                self.assertEqual(got, p.replace(phrase, world.MOTION_WORDS[opposite][0]), phrase)
+
+    def test_colour_swap_changes_only_the_shape_colour(self):
+        p = "a red square moves up on a gray background, a middle tone centered"
+        got = motion_probe.swapped_colour(p, world.Thing("square", "red", "up", 0.0, 0.0, 10.0))
+        self.assertTrue(got.endswith(" square moves up on a gray background, a middle tone centered"), got)
+        self.assertNotIn("red ", got)
+        self.assertIn(got.split()[1], world.COLOURS)
+
+
+if __name__ == "__main__":
+    unittest.main()
