@@ -70,8 +70,12 @@ if [ -n "${VDEC_MIN:-}" ]; then
   vdec=$!
 fi
 if [ "$DIT_MIN" != 0 ]; then
+  # the GPU's utilisation every 20 s while the DiT trains: is it the limit?
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 20 >"$OUT/gpu-util.log" 2>/dev/null &
+  smi=$!
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+  kill $smi 2>/dev/null || true
   rm -rf "$STATE/snapshot" && cp -r "$SNAP" "$STATE/snapshot"
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
