@@ -258,7 +258,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	t := p.Time
-	fmt.Fprintf(tw, "\ntime %s; %d DiT forwards of %.1f TFLOP\n", EstimateText(t), t.Forwards, t.ForwardTFLOP)
+	fmt.Fprintf(tw, "\ntime %s; %d DiT forwards of %s\n", EstimateText(t), t.Forwards, FLOPText(t.ForwardTFLOP))
 	for _, wn := range p.Warnings {
 		fmt.Fprintf(tw, "warning: %s\n", wn)
 	}

@@ -25,6 +25,15 @@ func GBText(b int64) string {
 	return fmt.Sprintf("%.1f GB", gb)
 }
 
+// FLOPText is a DiT forward's work: TFLOP at release size, GFLOP below a
+// tenth of one, where the demo model's forwards all read "0.0 TFLOP".
+func FLOPText(tflop float64) string {
+	if tflop > 0 && tflop < 0.1 {
+		return fmt.Sprintf("%.1f GFLOP", tflop*1000)
+	}
+	return fmt.Sprintf("%.1f TFLOP", tflop)
+}
+
 // DurationText prints an estimate or a wall time in seconds at the
 // precision that means something: tenths below 10 s, where the tiny
 // model's phases fall and "0 s" would hide them; whole seconds, minutes
@@ -85,7 +94,7 @@ func EstimateText(t plan.Estimate) string {
 	for _, pc := range t.Phases {
 		if pc.Seconds > 0 {
 			title := PhaseTitle(engine.Phase(pc.Phase))
-			parts = append(parts, strings.ToLower(title[:1])+title[1:]+" "+DurationText(pc.Seconds))
+			parts = append(parts, strings.ToLower(title[:1])+title[1:]+" "+estimateDuration(pc.Seconds))
 		}
 	}
 	src := map[string]string{
@@ -94,6 +103,9 @@ func EstimateText(t plan.Estimate) string {
 		plan.SourceHistory:     "measured on this machine and its finished renders",
 	}[t.Source]
 	s := "about " + DurationText(t.Seconds)
+	if t.Seconds < shortestEstimate {
+		s = estimateDuration(t.Seconds)
+	}
 	if len(parts) > 0 {
 		s += ": " + strings.Join(parts, ", ")
 	}
@@ -101,6 +113,18 @@ func EstimateText(t plan.Estimate) string {
 		s += " (" + src + ")"
 	}
 	return s
+}
+
+// shortestEstimate is the least time an estimate names: a small model's
+// estimate from the chip's peak speed can be a few milliseconds, which
+// DurationText would print as "0.0 s".
+const shortestEstimate = 0.1
+
+func estimateDuration(s float64) string {
+	if s < shortestEstimate {
+		return "under " + DurationText(shortestEstimate)
+	}
+	return DurationText(s)
 }
 
 // TimecodeText is frame i (counted from 0) of an n-frame clip as video

@@ -31,6 +31,26 @@ func TestDurationText(t *testing.T) {
 	}
 }
 
+// A tiny model's estimate from the chip's peak speed is milliseconds: it
+// reads "under 0.1 s", never "about 0.0 s".
+func TestEstimateTextOfAnInstantRender(t *testing.T) {
+	e := plan.Estimate{Seconds: 0.04, Source: plan.SourcePeak,
+		Phases: []plan.PhaseCost{{Phase: string(engine.PhaseDenoise), Seconds: 0.01}, {Phase: string(engine.PhaseDecode), Seconds: 0.03}}}
+	got := EstimateText(e)
+	want := "under 0.1 s: denoising under 0.1 s, decoding under 0.1 s (from the chip's peak speed, not yet measured)"
+	if got != want {
+		t.Errorf("EstimateText = %q, want %q", got, want)
+	}
+}
+
+func TestFLOPText(t *testing.T) {
+	for tflop, want := range map[float64]string{0: "0.0 TFLOP", 0.00034: "0.3 GFLOP", 0.0995: "99.5 GFLOP", 0.1: "0.1 TFLOP", 412.6: "412.6 TFLOP"} {
+		if got := FLOPText(tflop); got != want {
+			t.Errorf("FLOPText(%v) = %q, want %q", tflop, got, want)
+		}
+	}
+}
+
 func TestGBText(t *testing.T) {
 	for _, c := range []struct {
 		b    int64
