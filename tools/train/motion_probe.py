@@ -87,7 +87,7 @@ def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
                 ev = torch.randn(zv.shape, generator=gen).to(zv.device)
                 ea = torch.randn(za.shape, generator=gen).to(za.device)
                 xv, xa = (1 - s) * zv + s * ev, (1 - sa) * za + sa * ea
-                ts = torch.tensor([s * 1000.0], device=zv.device)
+                ts = torch.tensor([s * 1000.0])  # on the host, as train_dit.noisy makes it
                 items = train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}}
                                                 for st, tg in sts])
                 clips = [(xv, xa, ts, it["states"], dict(it["extra"], text_token_tags=it["tags"], seed=1))

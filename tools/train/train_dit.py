@@ -184,7 +184,9 @@ def noisy(ref, item, gen, seed):
     sa = ref.time_shift_sigma(sv, SHIFT_V, SHIFT_A)
     ev, ea = torch.randn_like(zv), torch.randn_like(za)
     xv, xa = (1 - sv) * zv + sv * ev, (1 - sa) * za + sa * ea
-    ts = torch.tensor([sv * 1000.0], dtype=torch.float32, device=zv.device)
+    # on the host: _forward reads the timestep only as Python floats, and
+    # from a GPU tensor each read would wait for the GPU (two a clip)
+    ts = torch.tensor([sv * 1000.0], dtype=torch.float32)
     payload = dict(item["extra"], text_token_tags=item["tags"], seed=seed)
     return (xv, xa, ts, item["states"], payload), (zv - ev, za - ea)
 
