@@ -21,11 +21,13 @@ SNAP=models/demo/snapshot
 # the snapshot as the last call left it (the carried one is older unless it
 # was unpacked here in between), and train_dit.py's examples and optimizer
 STATE=${STATE:-/tmp/h3-train-state}; mkdir -p "$STATE"
-dit_steps() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["dit"]["steps"])' "$1/h3studio.json"; }
-if [ -f "$STATE/snapshot/h3studio.json" ] && [ "$(dit_steps "$STATE/snapshot")" -gt "$(dit_steps "$SNAP")" ]; then
-  echo "resuming the snapshot this machine kept (DiT step $(dit_steps "$STATE/snapshot"))"
+# (newer: more optimizer steps of its stages, the VAEs' and the DiT's, in all)
+steps() { python3 -c 'import json,sys; print(sum(int(s.get("steps", 0)) for s in json.load(open(sys.argv[1]))["training"].values()))' "$1/h3studio.json"; }
+if [ -f "$STATE/snapshot/h3studio.json" ] && [ "$(steps "$STATE/snapshot")" -gt "$(steps "$SNAP")" ]; then
+  echo "resuming the snapshot this machine kept ($(steps "$STATE/snapshot") steps in all)"
   rm -rf "$SNAP" && cp -r "$STATE/snapshot" "$SNAP"
 fi
+keep() { rm -rf "$STATE/snapshot" && cp -r "$SNAP" "$STATE/snapshot"; }
 # pack: the snapshot as it stands, in 15 MiB parts, into $OUT after every
 # stage (the logs go there as they are written): a call cut short still
 # brings back what finished, and nothing else would, since the next call
@@ -62,6 +64,7 @@ if [ "$VAE_MIN" != 0 ]; then
   wait $v; wait $a
   tail -n 2 "$OUT/vae.log" "$OUT/avae.log"
   rm -f "$OUT/vae.log" "$OUT/avae.log"
+  keep
   pack
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
@@ -76,12 +79,13 @@ if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   kill $smi 2>/dev/null || true
-  rm -rf "$STATE/snapshot" && cp -r "$SNAP" "$STATE/snapshot"
+  keep
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"
+  keep
 fi
 mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
 cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true
