@@ -124,20 +124,28 @@ def with_layouts(items):
 # next call on the same machine goes on where this one stopped, without a
 # warm-up. The snapshot stays the checkpoint that lasts.
 
-def cached_items(state, rank, world_size):
+def vae_version(snap):
+    """The VAEs' training steps: the kept examples' latents are theirs, and
+    stale once a VAE has trained on."""
+    return [int(demo.trained(snap, s).get("steps", 0)) for s in ("video_vae", "audio_vae")]
+
+
+def cached_items(state, rank, world_size, vaes):
+    """(the cache's path, the items kept there by encodes of these VAEs)."""
     path = os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
     if not path or not os.path.exists(path):
         return path, []
-    return path, torch.load(path, map_location="cpu")
+    kept = torch.load(path, map_location="cpu")
+    return path, kept["items"] if kept["vaes"] == vaes else []
 
 
-def keep_items(path, items, keep, device):
+def keep_items(path, items, keep, device, vaes):
     """The newest `keep` items, saved to path (layouts dropped: they hold
     the reference module's classes) and moved to device."""
     items = items[-keep:]
     if path:
         bare = [dict(it, extra={k: v for k, v in it["extra"].items() if k != "layout"}) for it in items]
-        torch.save(bare, path + ".tmp")
+        torch.save({"vaes": vaes, "items": bare}, path + ".tmp")
         os.replace(path + ".tmp", path)
     return [_to(it, device) for it in items]
 
@@ -240,8 +248,9 @@ def train(rank, a):
     start = int(done.get("examples_seen", 0)) + rank * (a.examples // world)
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
                            workers=max(1, a.workers // world))
-    cache, old = cached_items(a.state, rank, world)
-    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, a.device)
+    vaes = vae_version(a.snapshot)
+    cache, old = cached_items(a.state, rank, world, vaes)
+    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, a.device, vaes)
     items = with_layouts(items)
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
     log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0)
