@@ -79,23 +79,20 @@ def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
     """[sigma, variant] mean loss on the shape cells; states[k][v] is
     (Qwen states, tags) of clip k's prompt variant v."""
     gen = torch.Generator().manual_seed(seed)
+    items = [train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}} for st, tg in sts])
+             for (zv, za, _), sts in zip(latents, states)]
     out = np.zeros((len(sigmas), len(VARIANTS)))
     for i, s in enumerate(sigmas):
-        sa = ref.time_shift_sigma(s, train_dit.SHIFT_V, train_dit.SHIFT_A)
         for _ in range(reps):
-            for (zv, za, cells), sts in zip(latents, states):
+            for (zv, za, cells), variants in zip(latents, items):
                 ev = torch.randn(zv.shape, generator=gen).to(zv.device)
                 ea = torch.randn(za.shape, generator=gen).to(za.device)
-                xv, xa = (1 - s) * zv + s * ev, (1 - sa) * za + sa * ea
-                ts = torch.tensor([s * 1000.0])  # on the host, as train_dit.noisy makes it
-                items = train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}}
-                                                for st, tg in sts])
-                clips = [(xv, xa, ts, it["states"], dict(it["extra"], text_token_tags=it["tags"], seed=1))
-                         for it in items]
+                # one noise for the clip's three prompts: train_dit's clip and target
+                clips, targets = zip(*(train_dit.at_sigma(ref, it, s, ev, ea, seed=1) for it in variants))
                 with torch.no_grad():
-                    outs = packed.velocity(model, ref, clips)
-                for v, (ov, _) in enumerate(outs):
-                    out[i, v] += float(((-ov - (zv - ev)).pow(2) * cells).sum() / cells.sum())
+                    outs = packed.velocity(model, ref, list(clips))
+                for v, ((ov, _), (tv, _)) in enumerate(zip(outs, targets)):
+                    out[i, v] += float(((-ov - tv).pow(2) * cells).sum() / cells.sum())
     return out / (reps * len(latents))
 
 

@@ -135,43 +135,35 @@ def cached_items(state, rank, world_size, vaes):
     path = os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
     if not path or not os.path.exists(path):
         return path, []
-    kept = torch.load(path, map_location="cpu")
+    # each tensor back where prepare() put it (latents on the GPU, tags on
+    # the host, where _forward reads them): the file never leaves the machine
+    kept = torch.load(path)
     return path, kept["items"] if kept["vaes"] == vaes else []
 
 
-def keep_items(path, items, keep, device, vaes):
+def keep_items(path, items, keep, vaes):
     """The newest `keep` items, saved to path (layouts dropped: they hold
-    the reference module's classes) and moved to device."""
+    the reference module's classes)."""
     items = items[-keep:]
     if path:
         bare = [dict(it, extra={k: v for k, v in it["extra"].items() if k != "layout"}) for it in items]
         torch.save({"vaes": vaes, "items": bare}, path + ".tmp")
         os.replace(path + ".tmp", path)
-    return [_to(it, device) for it in items]
-
-
-def _to(x, device):
-    if torch.is_tensor(x):
-        return x.to(device)
-    if isinstance(x, dict):
-        return {k: _to(v, device) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to(v, device) for v in x)
-    return x
+    return items
 
 
 def load_state(state, step0, model, opt):
-    """The last call's optimizer and live weights, when they belong to the
-    snapshot's DiT (the same step count); None otherwise (a fresh start)."""
+    """Whether the last call's optimizer and live weights were loaded: only
+    when they belong to the snapshot's DiT (the same step count)."""
     path = os.path.join(state, "optimizer.pt") if state else ""
     if not path or not os.path.exists(path):
-        return None
+        return False
     st = torch.load(path, map_location="cpu")
     if st["step"] != step0:
-        return None
+        return False
     model.load_state_dict(st["live"])
     opt.load_state_dict(st["opt"])
-    return st
+    return True
 
 
 def save_state(state, step, model, opt):
@@ -189,8 +181,13 @@ def noisy(ref, item, gen, seed):
     zv, za = item["lat"]
     b = torch.rand((), generator=gen).item() * 0.999 + 0.0005
     sv = SHIFT_V * b / (1 + (SHIFT_V - 1) * b)
+    return at_sigma(ref, item, sv, torch.randn_like(zv), torch.randn_like(za), seed)
+
+
+def at_sigma(ref, item, sv, ev, ea, seed):
+    """The clip at video sigma sv (the audio's follows) with noise ev, ea."""
+    zv, za = item["lat"]
     sa = ref.time_shift_sigma(sv, SHIFT_V, SHIFT_A)
-    ev, ea = torch.randn_like(zv), torch.randn_like(za)
     xv, xa = (1 - sv) * zv + sv * ev, (1 - sa) * za + sa * ea
     # on the host: _forward reads the timestep only as Python floats, and
     # from a GPU tensor each read would wait for the GPU (two a clip)
@@ -250,7 +247,7 @@ def train(rank, a):
                            workers=max(1, a.workers // world))
     vaes = vae_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
-    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, a.device, vaes)
+    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, vaes)
     items = with_layouts(items)
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
     log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0)
@@ -262,7 +259,7 @@ def train(rank, a):
         ema_vals = list(ema.values())
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
     # the average (ema) is the snapshot's DiT; resumed, the live weights are the last call's
-    resumed = load_state(a.state, step0, model, opt) is not None
+    resumed = load_state(a.state, step0, model, opt)
     gen = torch.Generator().manual_seed(a.seed * 1000 + step0 + rank)
     dist.barrier()
     t1, step, run = time.time(), 0, []
