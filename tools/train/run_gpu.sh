@@ -10,6 +10,8 @@ export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
 # VBATCH / ABATCH: the video and audio VAEs' batches (8, 16); RANKS: the DiT's (4)
+# AUDIO_VAE=0: the VAE stage leaves the audio VAE as it is (its latents, and
+#   what the DiT learnt of them, stay); VLR: the video VAE's learning rate (3e-4)
 # DBATCH: the DiT's clips per packed forward and rank (16); DLR: its peak learning rate (5e-4)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
@@ -56,13 +58,16 @@ if [ "$VAE_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \
     >"$OUT/smoke.log" 2>&1 &
   smoke=$!
-  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch "${VBATCH:-8}" --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch "${VBATCH:-8}" --lr "${VLR:-3e-4}" --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
   v=$!
-  python3 tools/train/train_vae.py audio $FA --minutes "$VAE_MIN" --batch "${ABATCH:-16}" --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
-  a=$!
+  a=
+  if [ "${AUDIO_VAE:-1}" != 0 ]; then
+    python3 tools/train/train_vae.py audio $FA --minutes "$VAE_MIN" --batch "${ABATCH:-16}" --workers 4 --log "$OUT/audio_vae-$STAMP.jsonl" >"$OUT/avae.log" 2>&1 &
+    a=$!
+  fi
   wait $smoke || echo "smoke run failed"; tail -3 "$OUT/smoke.log"
-  wait $v; wait $a
-  tail -n 2 "$OUT/vae.log" "$OUT/avae.log"
+  wait $v; [ -z "$a" ] || wait $a
+  tail -n 2 "$OUT/vae.log" "$OUT"/avae.log 2>/dev/null || true
   rm -f "$OUT/vae.log" "$OUT/avae.log"
   keep
   pack
