@@ -79,8 +79,13 @@ class Packed(unittest.TestCase):
         loss(together).backward()
         for (va, aa), (vt, at) in zip(alone, together):
             self.assertEqual(va.shape, vt.shape)
-            self.assertLess(float((va - vt).abs().max()), tol * (1 + float(va.abs().max())))
-            self.assertLess(float((aa - at).abs().max()), tol * (1 + float(aa.abs().max())))
+            # relative L2: a few float32 roundings over the whole velocity (the
+            # packed attention sums in another order), where a missing mask or
+            # an unshifted modulation row costs 1e-2 or more; the largest
+            # single difference grows with the weights' scale, so it gets 10x
+            for want_v, got in ((va, vt), (aa, at)):
+                self.assertLess(float((want_v - got).norm() / want_v.norm()), tol)
+                self.assertLess(float((want_v - got).abs().max()), 10 * tol * (1 + float(want_v.abs().max())))
         for n, p in model.named_parameters():
             g = want[n]
             err = float((p.grad - g).norm() / (g.norm() + 1e-30))
