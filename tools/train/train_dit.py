@@ -100,6 +100,11 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
+    # the encoders' buffers go back to the GPU: at 12 ranks their cached
+    # peaks held 138 of the H200's 141 GB through the whole run
+    del vae, avae, cond
+    if str(device).startswith("cuda"):
+        torch.cuda.empty_cache()
     return items
 
 
