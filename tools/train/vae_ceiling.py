@@ -9,7 +9,9 @@ For each held-out FL2VA example, the first anchor through the snapshot's
 video VAE (the reference ComfyUI encode and decode, CPU) as a picture and
 as the first frame of its clip's first 22 frames, and, where eval.py left
 a render of it in --out/renders, the render's first frame: PSNR against
-the anchor, medians and each example's.
+the anchor, medians and each example's. Then every held-out clip whole
+through the VAE, scored as eval.py scores a render: the ceilings of
+"colour and direction right" and of "Ref2VA colour+shape kept".
 """
 
 import argparse
@@ -30,6 +32,23 @@ def first_frame(decoded):
     return np.rint(np.asarray(decoded)[:, 0].transpose(1, 2, 0) * 255).clip(0, 255).astype(np.uint8)
 
 
+def all_frames(decoded):
+    """[3, F, H, W] in [0, 1] -> uint8 [F, H, W, 3]."""
+    return np.rint(np.asarray(decoded).transpose(1, 2, 3, 0) * 255).clip(0, 255).astype(np.uint8)
+
+
+def clip_ceilings(vae, examples):
+    """{task: [(colour and direction right, Picture 1 kept or None)]} for
+    each example's whole clip through the VAE alone."""
+    out = {}
+    for meta, arrays in examples:
+        with torch.no_grad():
+            frames = all_frames(demo.R.vae_decode(vae, demo.R.vae_encode(vae, arrays["frames"])))
+        checks = measure.score(meta, dict(arrays, frames=frames))
+        out.setdefault(meta["task"], []).append((checks["colour"] and checks["motion"], checks.get("picture")))
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="eval.py's folder (its examples are made there if absent)")
@@ -38,7 +57,8 @@ def main():
     a = p.parse_args()
     vae = demo.R.load_video_vae(os.path.join(demo.part_dir(a.snapshot), "video_vae"))
     rows = {"picture": [], "clip": [], "render": []}
-    for meta, arrays in ev.examples(os.path.join(a.out, "examples"), a.count, ev.HELDOUT_SEED):
+    examples = ev.examples(os.path.join(a.out, "examples"), a.count, ev.HELDOUT_SEED)
+    for meta, arrays in examples:
         if meta["task"] != "FL2VA":
             continue
         anchor = arrays["anchors"][0]
@@ -57,6 +77,10 @@ def main():
         if v:
             print(f"{names[k]:42s} median {np.median(v):5.1f} dB  ({len(v)}: "
                   + " ".join(f"{x:.1f}" for x in v) + ")")
+    for task, got in clip_ceilings(vae, examples).items():
+        line = f"{task} clips through the VAE: colour and direction right {ev.percent([g[0] for g in got])}"
+        kept = [g[1] for g in got if g[1] is not None]
+        print(line + (f", Picture 1's colour and shape kept {ev.percent(kept)}" if kept else ""))
 
 
 if __name__ == "__main__":
