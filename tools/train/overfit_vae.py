@@ -8,7 +8,8 @@ of world examples, on the CPU, with train_vae.py's own loss.
 A VAE that cannot fit eight examples well cannot fit the world. Video: world
 pictures (FL2VA anchors and Ref2VA pictures alike); prints the PSNR of the
 whole picture and of the shapes alone (pixels off the background,
-object_weight's mask). Audio: one-second stereo crops; prints the loss and
+object_weight's mask), and how many pictures keep their object's shape
+as eval.py's Picture 1 check reads it. Audio: one-second stereo crops; prints the loss and
 how many reconstructions keep their sound (measure.sound_of: silence,
 clicks or the tone within a semitone) and their pan (measure.pan_of).
 --fresh starts from new weights at demo.py's config (in a temporary copy
@@ -38,6 +39,26 @@ import data  # noqa: E402
 import demo  # noqa: E402
 import measure  # noqa: E402
 import train_vae  # noqa: E402
+import world  # noqa: E402
+
+
+def shapes_kept(y, target):
+    """How many pictures come back with their object's shape as
+    measure.shape_of reads it (eval.py's Picture 1 check), of those whose
+    original it reads."""
+    def uint8(t):  # [B, 3, 1, H, W] in [0, 1] -> [B, H, W, 3]
+        return (t.detach().float().cpu()[:, :, 0] * 255).round().clamp(0, 255).byte().permute(0, 2, 3, 1).numpy()
+    kept = told = 0
+    for got, want in zip(uint8(y), uint8(target)):
+        lab, lab0 = measure.labels(got[None])[0], measure.labels(want[None])[0]
+        names = [n for n in set(lab0.flatten().tolist()) if measure.NAMES[n] in world.COLOURS]
+        if len(names) != 1:
+            continue
+        shape = measure.shape_of(lab0 == names[0])
+        if shape:
+            told += 1
+            kept += measure.shape_of(lab == names[0]) == shape
+    return f"{kept}/{told}"
 
 
 def video_probe(vae, x, target):
@@ -46,7 +67,8 @@ def video_probe(vae, x, target):
     mask = train_vae.object_weight(target, 1.0) - 1
     shape_mse = (((y - target) ** 2) * mask).sum().item() / max(1.0, 3 * mask.sum().item())
     whole = -10 * math.log10(F.mse_loss(y, target).item())
-    return f"PSNR {whole:5.2f} dB  shapes {-10 * math.log10(max(shape_mse, 1e-10)):5.2f} dB"
+    return (f"PSNR {whole:5.2f} dB  shapes {-10 * math.log10(max(shape_mse, 1e-10)):5.2f} dB"
+            f"  shape kept {shapes_kept(y, target)}")
 
 
 def audio_probe(avae, x):
