@@ -44,8 +44,15 @@ pack() {
 if [ -n "${MPS:-}" ] && command -v nvidia-cuda-mps-control >/dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  nvidia-cuda-mps-control -d && echo "MPS on" && trap 'echo quit | nvidia-cuda-mps-control' EXIT
+  nvidia-cuda-mps-control -d && echo "MPS on" && mps=1
 fi
+smi=
+# on any exit, a failed stage's included: the sampler stopped, MPS shut down
+cleanup() {
+  [ -z "$smi" ] || kill "$smi" 2>/dev/null || true
+  [ -z "${mps:-}" ] || echo quit | nvidia-cuda-mps-control
+}
+trap cleanup EXIT
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))'
 # the DiT's packed forward against the reference's, on this GPU's kernels,
 # before any minute goes to training on it (a few seconds)
@@ -53,6 +60,9 @@ if [ "$DIT_MIN" != 0 ]; then
   (cd tools/train && python3 -m unittest test_packed) >"$OUT/test_packed.log" 2>&1 ||
     { tail -n 20 "$OUT/test_packed.log"; echo "run_gpu.sh: packed.py differs from the reference forward; no training" >&2; exit 1; }
 fi
+# the GPU's utilisation every 20 s through the call's stages: is it the limit?
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 20 >"$OUT/gpu-util.log" 2>/dev/null &
+smi=$!
 if [ "$VAE_MIN" != 0 ]; then
   rm -rf /tmp/smoke && cp -r "$SNAP" /tmp/smoke
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \
@@ -78,12 +88,8 @@ if [ -n "${VDEC_MIN:-}" ]; then
   vdec=$!
 fi
 if [ "$DIT_MIN" != 0 ]; then
-  # the GPU's utilisation every 20 s while the DiT trains: is it the limit?
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 20 >"$OUT/gpu-util.log" 2>/dev/null &
-  smi=$!
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
-  kill $smi 2>/dev/null || true
   keep
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
