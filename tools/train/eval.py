@@ -131,6 +131,31 @@ def measured(meta, arrays, rendered):
     return row
 
 
+def motions_seen(meta, frames):
+    """[(colour, shape, the motion asked, the motion measured)] for each of
+    the clip's objects: the motion None where the colour is missing at the
+    clip's ends, "absent" where it is nowhere."""
+    clip = world.Clip.from_json(meta["spec"])
+    lab = measure.labels(frames)
+    seen = measure.colours_seen(frames, lab)
+    side = min(clip.width, clip.height)
+    return [(t.colour, t.shape, t.motion,
+             measure.motion_of(*measure.track(lab, t.colour), side) if t.colour in seen else "absent")
+            for t in clip.things]
+
+
+def detail(rows):
+    """rows: [(example id, task, motions_seen)] -> a line per example, then
+    how often each asked motion came out as each measured one."""
+    lines, tally = [], {}
+    for example_id, task, objects in rows:
+        lines.append(f"{example_id} {task}: " + ", ".join(f"{c} {s} {m} -> {g}" for c, s, m, g in objects))
+        for _, _, m, g in objects:
+            tally[(m, str(g))] = tally.get((m, str(g)), 0) + 1
+    lines.append("asked -> measured: " + ", ".join(f"{m} -> {g} {n}" for (m, g), n in sorted(tally.items())))
+    return lines
+
+
 def percent(values):
     return f"{100 * sum(values) / len(values):.1f} % ({sum(values)}/{len(values)})" if values else "-"
 
@@ -196,13 +221,15 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="denoising steps (0: the model's default)")
     p.add_argument("--split", default="heldout", choices=("heldout", "train"),
                    help="held-out combinations (the issue's figures) or seen ones (a diagnostic)")
+    p.add_argument("--detail", action="store_true",
+                   help="also each example's objects, the motion asked and the motion measured")
     a = p.parse_args()
     if not os.access(a.binary, os.X_OK):
         raise SystemExit(f"eval: no h3studio at {a.binary}; run make build or pass --binary")
     renders = os.path.join(a.out, "renders")
     os.makedirs(renders, exist_ok=True)
     digest = file_digest(a.binary)
-    rows = []
+    rows, motions = [], []
     for index, (meta, arrays) in enumerate(examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED, a.split)):
         if meta["task"] not in a.tasks:
             continue
@@ -214,9 +241,12 @@ def main():
             print(f"{meta['id']} {meta['task']}: {seconds:.1f} s  {meta['prompt']}", file=sys.stderr, flush=True)
         frames, audio = clipio.read_mp4(os.path.join(renders, meta["id"] + ".mp4"))
         rows.append((meta["task"], measured(meta, arrays, {"frames": frames, "audio": audio}), seconds))
+        motions.append((meta["id"], meta["task"], motions_seen(meta, frames)))
     if not rows:
         raise SystemExit(f"eval: none of the {a.count} examples is a {', '.join(a.tasks)} example; raise --count")
     print("\n".join(table(rows)))
+    if a.detail:
+        print("\n".join(detail(motions)))
 
 
 if __name__ == "__main__":

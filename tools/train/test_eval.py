@@ -139,6 +139,32 @@ class Summary(unittest.TestCase):
         self.assertLess(row["psnr"], 25)
 
 
+class Detail(unittest.TestCase):
+    """--detail names, per object, the motion asked and the one measured."""
+
+    def test_the_generators_clips_move_as_asked(self):
+        items = held_out(12)
+        rows = [(m["id"], m["task"], ev.motions_seen(m, a["frames"])) for m, a in items]
+        for (example_id, _, objects), (meta, _) in zip(rows, items):
+            clip = world.Clip.from_json(meta["spec"])
+            self.assertEqual([o[:3] for o in objects], [(t.colour, t.shape, t.motion) for t in clip.things])
+            self.assertTrue(all(asked == got for _, _, asked, got in objects), (example_id, objects))
+        lines = ev.detail(rows)
+        self.assertEqual(len(lines), len(rows) + 1)
+        self.assertNotIn("absent", lines[-1])
+
+    def test_a_shape_drawn_still_or_missing(self):
+        meta, arrays = next((m, a) for m, a in held_out(30)
+                            if world.Clip.from_json(m["spec"]).things[0].motion in ("left", "right", "up", "down"))
+        still = np.repeat(arrays["frames"][:1], len(arrays["frames"]), axis=0)
+        self.assertEqual(ev.motions_seen(meta, still)[0][3], "still")
+        clip = world.Clip.from_json(meta["spec"])
+        blank = np.broadcast_to(np.asarray(world.BACKGROUNDS[clip.background], np.uint8), arrays["frames"].shape)
+        self.assertEqual(ev.motions_seen(meta, blank)[0][3], "absent")
+        asked = clip.things[0].motion
+        self.assertIn(f"{asked} -> absent", ev.detail([(meta["id"], meta["task"], ev.motions_seen(meta, blank))])[-1])
+
+
 @unittest.skipUnless(shutil.which("ffmpeg"), "needs ffmpeg (make deps installs it)")
 class Pictures(unittest.TestCase):
     def test_png_is_lossless(self):
