@@ -241,7 +241,8 @@ def main():
             print(f"{meta['id']} {meta['task']}: {seconds:.1f} s  {meta['prompt']}", file=sys.stderr, flush=True)
         frames, audio = clipio.read_mp4(os.path.join(renders, meta["id"] + ".mp4"))
         rows.append((meta["task"], measured(meta, arrays, {"frames": frames, "audio": audio}), seconds))
-        motions.append((meta["id"], meta["task"], motions_seen(meta, frames)))
+        if a.detail:
+            motions.append((meta["id"], meta["task"], motions_seen(meta, frames)))
     if not rows:
         raise SystemExit(f"eval: none of the {a.count} examples is a {', '.join(a.tasks)} example; raise --count")
     print("\n".join(table(rows)))

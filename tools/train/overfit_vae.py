@@ -39,26 +39,16 @@ import data  # noqa: E402
 import demo  # noqa: E402
 import measure  # noqa: E402
 import train_vae  # noqa: E402
-import world  # noqa: E402
 
 
 def shapes_kept(y, target):
-    """How many pictures come back with their object's shape as
-    measure.shape_of reads it (eval.py's Picture 1 check), of those whose
-    original it reads."""
+    """How many pictures come back with their object's colour and shape,
+    by eval.py's own Picture 1 check (measure.picture_kept)."""
     def uint8(t):  # [B, 3, 1, H, W] in [0, 1] -> [B, H, W, 3]
         return (t.detach().float().cpu()[:, :, 0] * 255).round().clamp(0, 255).byte().permute(0, 2, 3, 1).numpy()
-    kept = told = 0
-    for got, want in zip(uint8(y), uint8(target)):
-        lab, lab0 = measure.labels(got[None])[0], measure.labels(want[None])[0]
-        names = [n for n in set(lab0.flatten().tolist()) if measure.NAMES[n] in world.COLOURS]
-        if len(names) != 1:
-            continue
-        shape = measure.shape_of(lab0 == names[0])
-        if shape:
-            told += 1
-            kept += measure.shape_of(lab == names[0]) == shape
-    return f"{kept}/{told}"
+    pairs = list(zip(uint8(y), uint8(target)))
+    kept = sum(measure.picture_kept(want, measure.labels(got[None])) for got, want in pairs)
+    return f"{kept}/{len(pairs)}"
 
 
 def video_probe(vae, x, target):

@@ -27,14 +27,13 @@ import eval as ev  # noqa: E402
 import measure  # noqa: E402
 
 
-def first_frame(decoded):
-    """[3, F, H, W] in [0, 1] -> frame 0 as uint8 [H, W, 3], as the engine writes it."""
-    return np.rint(np.asarray(decoded)[:, 0].transpose(1, 2, 0) * 255).clip(0, 255).astype(np.uint8)
-
-
 def all_frames(decoded):
-    """[3, F, H, W] in [0, 1] -> uint8 [F, H, W, 3]."""
+    """[3, F, H, W] in [0, 1] -> uint8 [F, H, W, 3], as the engine writes them."""
     return np.rint(np.asarray(decoded).transpose(1, 2, 3, 0) * 255).clip(0, 255).astype(np.uint8)
+
+
+def first_frame(decoded):
+    return all_frames(decoded)[0]
 
 
 def clip_ceilings(vae, examples):
