@@ -209,15 +209,21 @@ def init_snapshot(template, snap=SNAPSHOT):
     fresh_audio_vae(snap)
 
 
-def fresh_video_vae(snap=SNAPSHOT, vit=None, keep_encoder=False):
+def fresh_video_vae(snap=SNAPSHOT, vit=None, keep_encoder=False, encoder=None):
     """The video VAE at demo.py's config (its ViT decoder's kwargs updated
     by vit) with new weights (train_vae.py video --fresh); the DiT has to
     learn the new latents afterwards. keep_encoder: only the decoder is
-    new, on the snapshot's encoder and latent statistics (a probe's)."""
+    new, on the snapshot's encoder and latent statistics (a probe's).
+    encoder: source config keys of the convolutional encoder to change
+    (ch, num_res_blocks: a probe's candidate widths)."""
     d = part_dir(snap)
     old = build_video_vae(d).state_dict() if keep_encoder else None
     src = read_json(os.path.join(d, "video_vae", "source", "config.json"))
     src["vit_decoder_kwargs"].update(VIDEO_VIT if vit is None else vit)
+    if encoder:
+        if keep_encoder:
+            raise ValueError("a new encoder config cannot keep the snapshot's encoder")
+        src.update(encoder)
     write_json(os.path.join(d, "video_vae", "source", "config.json"), src)
     torch.manual_seed(1)
     vae = R.build_video_vae(os.path.join(d, "video_vae"))

@@ -16,7 +16,10 @@ clicks or the tone within a semitone) and their pan (measure.pan_of).
 of the snapshot); without it, from the snapshot's. --freeze-encoder
 trains the decoder alone; --decoder-heads N gives the video VAE a new ViT
 decoder of N heads of 64 on the snapshot's encoder (how far a wider
-decoder gets on the snapshot's latents); --heldout N also reports the
+decoder gets on the snapshot's latents); with --fresh, --encoder-ch C
+and --encoder-blocks N give the new video VAE's convolutional encoder C
+base channels and N residual blocks a stage (the snapshot's: 32, 1);
+--heldout N also reports the
 PSNR of N pictures it does not train on. --device cuda runs it on the GPU
 machine (on the two CPU cores, 64 pictures at 512 wide take 7 s a step).
 Writes nothing.
@@ -117,9 +120,13 @@ def main():
     p.add_argument("--freeze-encoder", action="store_true", help="train the decoder alone (video: on the snapshot's encoder)")
     p.add_argument("--decoder-heads", type=int, default=0,
                    help="video: a new ViT decoder of this many heads of 64 on the snapshot's encoder (with --freeze-encoder)")
+    p.add_argument("--encoder-ch", type=int, default=0, help="video, with --fresh: the encoder's base channels")
+    p.add_argument("--encoder-blocks", type=int, default=0, help="video, with --fresh: residual blocks per encoder stage")
     p.add_argument("--device", default="cpu", help="cpu (the probe's home), or cuda on the GPU machine")
     p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")
     a = p.parse_args()
+    if (a.encoder_ch or a.encoder_blocks) and not (a.fresh and a.which == "video"):
+        p.error("--encoder-ch and --encoder-blocks make a new video encoder: give them with video --fresh")
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp() if a.fresh or a.decoder_heads else None
     try:
@@ -129,8 +136,11 @@ def main():
             shutil.copytree(a.snapshot, snap)
         if a.decoder_heads:
             demo.fresh_video_vae(snap, vit=dict(demo.VIDEO_VIT, heads=a.decoder_heads, dim_head=64), keep_encoder=True)
+        elif a.fresh and a.which == "video":
+            encoder = {k: v for k, v in (("ch", a.encoder_ch), ("num_res_blocks", a.encoder_blocks)) if v}
+            demo.fresh_video_vae(snap, encoder=encoder)
         elif a.fresh:
-            (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(snap)
+            demo.fresh_audio_vae(snap)
         vae, loss_fn, probe = build(a, snap)
         vae.latents_mean.zero_()  # as train_vae's loop: raw latents
         vae.latents_std.fill_(1.0)
