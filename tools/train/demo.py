@@ -236,6 +236,26 @@ def fresh_video_vae(snap=SNAPSHOT, vit=None, keep_encoder=False, encoder=None):
     record(snap, "video_vae", steps=0, examples=0, seconds=0.0)
 
 
+def add_encoder_args(p):
+    """The video encoder's candidate widths, for a fresh video VAE
+    (train_vae.py and overfit_vae.py take the same two options)."""
+    p.add_argument("--encoder-ch", type=int, default=0,
+                   help="video, with --fresh: the encoder's base channels (a multiple of 32; the snapshot's: 32)")
+    p.add_argument("--encoder-blocks", type=int, default=0,
+                   help="video, with --fresh: residual blocks per encoder stage (the snapshot's: 1)")
+
+
+def encoder_from_args(p, a):
+    """The source config keys add_encoder_args' options change ({} when
+    none is given); one sentence through p.error when they cannot apply."""
+    enc = {k: v for k, v in (("ch", a.encoder_ch), ("num_res_blocks", a.encoder_blocks)) if v}
+    if enc and not (a.fresh and a.which == "video"):
+        p.error("--encoder-ch and --encoder-blocks make a new video encoder: give them with video --fresh")
+    if enc.get("ch", 32) % 32:
+        p.error(f"--encoder-ch {a.encoder_ch}: the encoder's group norms take 32 groups, so give a multiple of 32")
+    return enc
+
+
 def fresh_audio_vae(snap=SNAPSHOT):
     """The audio VAE at demo.py's config with new weights (train_vae.py
     audio --fresh)."""

@@ -120,13 +120,11 @@ def main():
     p.add_argument("--freeze-encoder", action="store_true", help="train the decoder alone (video: on the snapshot's encoder)")
     p.add_argument("--decoder-heads", type=int, default=0,
                    help="video: a new ViT decoder of this many heads of 64 on the snapshot's encoder (with --freeze-encoder)")
-    p.add_argument("--encoder-ch", type=int, default=0, help="video, with --fresh: the encoder's base channels")
-    p.add_argument("--encoder-blocks", type=int, default=0, help="video, with --fresh: residual blocks per encoder stage")
+    demo.add_encoder_args(p)
     p.add_argument("--device", default="cpu", help="cpu (the probe's home), or cuda on the GPU machine")
     p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")
     a = p.parse_args()
-    if (a.encoder_ch or a.encoder_blocks) and not (a.fresh and a.which == "video"):
-        p.error("--encoder-ch and --encoder-blocks make a new video encoder: give them with video --fresh")
+    encoder = demo.encoder_from_args(p, a)
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp() if a.fresh or a.decoder_heads else None
     try:
@@ -137,7 +135,6 @@ def main():
         if a.decoder_heads:
             demo.fresh_video_vae(snap, vit=dict(demo.VIDEO_VIT, heads=a.decoder_heads, dim_head=64), keep_encoder=True)
         elif a.fresh and a.which == "video":
-            encoder = {k: v for k, v in (("ch", a.encoder_ch), ("num_res_blocks", a.encoder_blocks)) if v}
             demo.fresh_video_vae(snap, encoder=encoder)
         elif a.fresh:
             demo.fresh_audio_vae(snap)

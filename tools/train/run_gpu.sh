@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # FRESH_VIDEO=1 / FRESH_AUDIO=1: that VAE starts from new weights at demo.py's config
+# VARGS: more train_vae.py video options, e.g. FRESH_VIDEO=1 VARGS="--encoder-ch 64"
 # VBATCH / ABATCH: the video and audio VAEs' batches (8, 16); RANKS: the DiT's (4)
 # AUDIO_VAE=0: the VAE stage leaves the audio VAE as it is (its latents, and
 #   what the DiT learnt of them, stay); VLR: the video VAE's learning rate (3e-4)
@@ -68,7 +69,7 @@ if [ "$VAE_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --snapshot /tmp/smoke --examples 64 --minutes 0.6 --ranks 2 --port 29611 \
     >"$OUT/smoke.log" 2>&1 &
   smoke=$!
-  python3 tools/train/train_vae.py video $FV --minutes "$VAE_MIN" --batch "${VBATCH:-8}" --lr "${VLR:-3e-4}" --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
+  python3 tools/train/train_vae.py video $FV ${VARGS:-} --minutes "$VAE_MIN" --batch "${VBATCH:-8}" --lr "${VLR:-3e-4}" --workers 8 --log "$OUT/video_vae-$STAMP.jsonl" >"$OUT/vae.log" 2>&1 &
   v=$!
   a=
   if [ "${AUDIO_VAE:-1}" != 0 ]; then

@@ -13,7 +13,10 @@ trained, the same calls the pipeline makes: the video VAE on 22-frame clips
 pictures (FL2VA anchors, Ref2VA pictures), the shapes' pixels weighted
 (--boost) over the plain background; the audio VAE on one-second stereo
 crops. The latent is perturbed before decoding (5 % of its spread)
-so the decoder tolerates a DiT's imperfect latents.
+so the decoder tolerates a DiT's imperfect latents. --fresh starts from
+new weights at demo.py's config; with it, --encoder-ch and
+--encoder-blocks widen the video encoder (new latents: the DiT has to
+learn them again).
 """
 
 import argparse
@@ -271,16 +274,20 @@ def main():
     p.add_argument("--fresh", action="store_true", help="start from new weights at demo.py's config")
     p.add_argument("--decoder-only", action="store_true",
                    help="video: train the decoder alone; the encoder, its latents and their statistics stay")
+    demo.add_encoder_args(p)
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
+    encoder = demo.encoder_from_args(p, a)
     if a.device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.benchmark = True
     a.amp = bool(a.amp) and a.device.startswith("cuda")
-    if a.fresh:
-        (demo.fresh_video_vae if a.which == "video" else demo.fresh_audio_vae)(a.snapshot)
+    if a.fresh and a.which == "video":
+        demo.fresh_video_vae(a.snapshot, encoder=encoder)
+    elif a.fresh:
+        demo.fresh_audio_vae(a.snapshot)
     log = Log(a.log)
     (train_video if a.which == "video" else train_audio)(a, log)
 
