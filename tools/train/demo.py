@@ -236,6 +236,15 @@ def fresh_video_vae(snap=SNAPSHOT, vit=None, keep_encoder=False, encoder=None):
     record(snap, "video_vae", steps=0, examples=0, seconds=0.0)
 
 
+def fresh_vae(which, snap=SNAPSHOT, encoder=None):
+    """--fresh of train_vae.py and overfit_vae.py: the video VAE (its
+    encoder's config changed by encoder) or the audio VAE, new weights."""
+    if which == "video":
+        fresh_video_vae(snap, encoder=encoder)
+    else:
+        fresh_audio_vae(snap)
+
+
 def add_encoder_args(p):
     """The video encoder's candidate widths, for a fresh video VAE
     (train_vae.py and overfit_vae.py take the same two options)."""

@@ -134,10 +134,8 @@ def main():
             shutil.copytree(a.snapshot, snap)
         if a.decoder_heads:
             demo.fresh_video_vae(snap, vit=dict(demo.VIDEO_VIT, heads=a.decoder_heads, dim_head=64), keep_encoder=True)
-        elif a.fresh and a.which == "video":
-            demo.fresh_video_vae(snap, encoder=encoder)
         elif a.fresh:
-            demo.fresh_audio_vae(snap)
+            demo.fresh_vae(a.which, snap, encoder)
         vae, loss_fn, probe = build(a, snap)
         vae.latents_mean.zero_()  # as train_vae's loop: raw latents
         vae.latents_std.fill_(1.0)

@@ -284,10 +284,8 @@ def main():
         torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.benchmark = True
     a.amp = bool(a.amp) and a.device.startswith("cuda")
-    if a.fresh and a.which == "video":
-        demo.fresh_video_vae(a.snapshot, encoder=encoder)
-    elif a.fresh:
-        demo.fresh_audio_vae(a.snapshot)
+    if a.fresh:
+        demo.fresh_vae(a.which, a.snapshot, encoder)
     log = Log(a.log)
     (train_video if a.which == "video" else train_audio)(a, log)
 
