@@ -265,6 +265,19 @@ def encoder_from_args(p, a):
     return enc
 
 
+def add_decoder_args(p):
+    """A new, wider ViT decoder on the snapshot's encoder (overfit_vae.py;
+    decoder_trial.sh calls new_decoder itself): the latents and what the
+    DiT learnt of them stay."""
+    p.add_argument("--decoder-heads", type=int, default=0,
+                   help="video: first a new ViT decoder of this many heads of 64 on the snapshot's encoder")
+
+
+def new_decoder(snap, heads):
+    """add_decoder_args' option applied to the snapshot at snap."""
+    fresh_video_vae(snap, vit=dict(VIDEO_VIT, heads=heads, dim_head=64), keep_encoder=True)
+
+
 def fresh_audio_vae(snap=SNAPSHOT):
     """The audio VAE at demo.py's config with new weights (train_vae.py
     audio --fresh)."""

@@ -118,8 +118,7 @@ def main():
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--boost", type=float, default=9.0, help="video: extra weight on the shapes' pixels")
     p.add_argument("--freeze-encoder", action="store_true", help="train the decoder alone (video: on the snapshot's encoder)")
-    p.add_argument("--decoder-heads", type=int, default=0,
-                   help="video: a new ViT decoder of this many heads of 64 on the snapshot's encoder (with --freeze-encoder)")
+    demo.add_decoder_args(p)
     demo.add_encoder_args(p)
     p.add_argument("--device", default="cpu", help="cpu (the probe's home), or cuda on the GPU machine")
     p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")
@@ -133,7 +132,7 @@ def main():
             snap = os.path.join(tmp, "snapshot")
             shutil.copytree(a.snapshot, snap)
         if a.decoder_heads:
-            demo.fresh_video_vae(snap, vit=dict(demo.VIDEO_VIT, heads=a.decoder_heads, dim_head=64), keep_encoder=True)
+            demo.new_decoder(snap, a.decoder_heads)
         elif a.fresh:
             demo.fresh_vae(a.which, snap, encoder)
         vae, loss_fn, probe = build(a, snap)
