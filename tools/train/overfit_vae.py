@@ -40,6 +40,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
+import head_rank  # noqa: E402
 import measure  # noqa: E402
 import train_vae  # noqa: E402
 
@@ -100,7 +101,8 @@ def build(a, snap):
         if a.heldout:
             hx, ht = train_vae.picture_batch(exs[a.count:], a.device)
             probe = (lambda: video_probe(vae, x, target) + "  other pictures: " + video_probe(vae, hx, ht))
-        return vae, lambda: train_vae.video_loss(vae, x, target, 0.0, a.boost, False)[0], probe
+        codes = train_vae.pulled_codes(head_rank.PictureCode(), target) if a.pca_pull else None
+        return vae, lambda: train_vae.video_loss(vae, x, target, 0.0, a.boost, False, codes, a.pca_pull)[0], probe
     avae = demo.build_audio_vae(part, device=a.device)
     exs = list(data.stream(5, "train", count=a.count, workers=1, audio_only=True))
     x = train_vae.audio_batch(exs, random.Random(5), a.device)
@@ -119,6 +121,7 @@ def main():
     p.add_argument("--boost", type=float, default=9.0, help="video: extra weight on the shapes' pixels")
     p.add_argument("--freeze-encoder", action="store_true", help="train the decoder alone (video: on the snapshot's encoder)")
     demo.add_decoder_args(p)
+    head_rank.add_pull_arg(p)
     demo.add_encoder_args(p)
     p.add_argument("--device", default="cpu", help="cpu (the probe's home), or cuda on the GPU machine")
     p.add_argument("--heldout", type=int, default=0, help="video: also the PSNR of this many other pictures")

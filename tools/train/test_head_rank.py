@@ -66,5 +66,17 @@ class Bound(unittest.TestCase):
         self.assertLessEqual(np.abs(got.astype(int) - clips[0]).max(), 1)
 
 
+class Pull(unittest.TestCase):
+    def test_codes_are_whitened_on_what_they_were_fitted_on(self):
+        code = head_rank.PictureCode(count=6, seed=2, width=8)
+        pics = np.stack([a["picture"] if "picture" in a else a["frames"][0]
+                         for _, a in head_rank.data.stream(2, "train", count=6, workers=1)])
+        c = code(pics)
+        self.assertEqual(c.shape, (6, 8, 1, pics.shape[1] // 16, pics.shape[2] // 16))
+        flat = c.transpose(1, 0, 2, 3, 4).reshape(8, -1)
+        np.testing.assert_allclose(flat.mean(1), 0, atol=1e-5)
+        np.testing.assert_allclose(flat.var(1), 1, rtol=1e-4)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
+import head_rank  # noqa: E402
 
 R = demo.R
 
@@ -96,7 +97,9 @@ def object_weight(target, boost):
     return 1.0 + boost * shape
 
 
-def video_loss(vae, x, target, noise, boost, amp):
+def video_loss(vae, x, target, noise, boost, amp, codes=None, pull=0.0):
+    """Reconstruction (shapes weighted) and, with codes, the latents' pull
+    towards them (--pca-pull)."""
     with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16, enabled=amp):
         z = vae.encode(x)
         zn = z + noise * z.detach().std() * torch.randn_like(z)
@@ -104,7 +107,16 @@ def video_loss(vae, x, target, noise, boost, amp):
     d = y - target
     w = object_weight(target, boost)
     rec = ((d.abs() + d * d) * w).mean() / w.mean()
-    return rec + 1e-5 * z.float().pow(2).mean(), rec
+    loss = rec + 1e-5 * z.float().pow(2).mean()
+    if codes is not None:
+        loss = loss + pull * F.mse_loss(z.float(), codes)
+    return loss, rec
+
+
+def pulled_codes(code, target):
+    """head_rank.PictureCode's codes of a picture batch in [0, 1]."""
+    pics = (target[:, :, 0] * 255).round().byte().permute(0, 2, 3, 1).cpu().numpy()
+    return torch.from_numpy(code(pics)).to(target.device)
 
 
 def latent_stats(encode, batches):
@@ -125,13 +137,16 @@ def latent_stats(encode, batches):
 def train_video(a, log):
     intermediate_on(a.device)
     vae = demo.build_video_vae(demo.part_dir(a.snapshot), device=a.device)
+    code = head_rank.PictureCode() if a.pca_pull else None
 
     def step_loss(exs, rng, step):
+        codes = None
         if step % 4 == 3:
             x, tgt = picture_batch(exs * 2, a.device)
+            codes = pulled_codes(code, tgt) if code else None
         else:
             x, tgt = video_batch(exs, rng, a.device)
-        loss, rec = video_loss(vae, x, tgt, a.noise, a.boost, a.amp)
+        loss, rec = video_loss(vae, x, tgt, a.noise, a.boost, a.amp, codes, a.pca_pull)
 
         def psnr():
             with torch.no_grad():
@@ -275,10 +290,13 @@ def main():
     p.add_argument("--decoder-only", action="store_true",
                    help="video: train the decoder alone; the encoder, its latents and their statistics stay")
     demo.add_encoder_args(p)
+    head_rank.add_pull_arg(p)
     p.add_argument("--log", default="")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
     encoder = demo.encoder_from_args(p, a)
+    if a.pca_pull and a.which != "video":
+        p.error("--pca-pull draws a video VAE's picture latents to their PCA codes: give it with video")
     if a.device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
