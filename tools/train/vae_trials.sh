@@ -14,7 +14,13 @@ export PYTHONUNBUFFERED=1
 MIN=$1; shift
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
 TRIALS=${TRIALS:-/tmp/h3-vae-trials}; LOGS="$TRIALS/logs"; mkdir -p "$LOGS"
-[ -z "${MPS:-}" ] || export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+# MPS=1: the trials share the GPU at once through CUDA's MPS server (run_gpu.sh's
+# pipe directory), started here and stopped on exit
+if [ -n "${MPS:-}" ] && command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d && trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
 pids=()
 for trial in "$@"; do
   name=${trial%%:*}; opts=${trial#*:}
