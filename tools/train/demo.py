@@ -252,14 +252,23 @@ def add_encoder_args(p):
                    help="video, with --fresh: the encoder's base channels (a multiple of 32; the snapshot's: 32)")
     p.add_argument("--encoder-blocks", type=int, default=0,
                    help="video, with --fresh: residual blocks per encoder stage (the snapshot's: 1)")
+    p.add_argument("--encoder-mult", default="",
+                   help="video, with --fresh: the four stages' channel multipliers, e.g. 1,1,2,4 (the snapshot's: 1,1,1,2)")
 
 
 def encoder_from_args(p, a):
     """The source config keys add_encoder_args' options change ({} when
     none is given); one sentence through p.error when they cannot apply."""
     enc = {k: v for k, v in (("ch", a.encoder_ch), ("num_res_blocks", a.encoder_blocks)) if v}
+    if a.encoder_mult:
+        try:
+            enc["ch_mult"] = [int(m) for m in a.encoder_mult.split(",")]
+        except ValueError:
+            enc["ch_mult"] = []
+        if len(enc["ch_mult"]) != 4 or min(enc["ch_mult"]) < 1:
+            p.error(f"--encoder-mult {a.encoder_mult}: give four whole multipliers, one a stage, e.g. 1,1,2,4")
     if enc and not (a.fresh and a.which == "video"):
-        p.error("--encoder-ch and --encoder-blocks make a new video encoder: give them with video --fresh")
+        p.error("--encoder-ch, --encoder-blocks and --encoder-mult make a new video encoder: give them with video --fresh")
     if enc.get("ch", 32) % 32:
         p.error(f"--encoder-ch {a.encoder_ch}: the encoder's group norms take 32 groups, so give a multiple of 32")
     return enc

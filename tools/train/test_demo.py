@@ -50,22 +50,32 @@ class EncoderWidth(unittest.TestCase):
             parse("audio", "--fresh", "--encoder-blocks", "2")
         with self.assertRaisesRegex(Refused, "multiple of 32"):
             parse("video", "--fresh", "--encoder-ch", "48")
+        self.assertEqual(parse("video", "--fresh", "--encoder-mult", "1,1,2,4"), {"ch_mult": [1, 1, 2, 4]})
+        for bad in ("1,2,4", "1,1,0,4", "1,x,2,4"):
+            with self.assertRaisesRegex(Refused, "four whole multipliers"):
+                parse("video", "--fresh", "--encoder-mult", bad)
+        with self.assertRaisesRegex(Refused, "with video --fresh"):
+            parse("video", "--encoder-mult", "1,1,2,4")
 
     def test_fresh_vae_takes_the_width(self):
         import demo
         tmp = tempfile.mkdtemp()
         try:
             counts = {}
-            for name, enc in (("snapshot's", {}), ("wide", {"ch": 64})):
+            for name, enc in (("snapshot's", {}), ("wide", {"ch": 64}), ("deep", {"ch_mult": [1, 1, 2, 4]})):
                 snap = os.path.join(tmp, name)
                 shutil.copytree(demo.SNAPSHOT, snap)
                 demo.fresh_video_vae(snap, encoder=enc)
                 src = demo.read_json(os.path.join(demo.part_dir(snap), "video_vae", "source", "config.json"))
                 self.assertEqual(src["ch"], enc.get("ch", 32))
+                self.assertEqual(src["ch_mult"], enc.get("ch_mult", [1, 1, 1, 2]))
                 vae = demo.build_video_vae(demo.part_dir(snap))
                 counts[name] = sum(p.numel() for p in vae.encoder.parameters())
+                if name == "deep":  # the last stage's width, which its final group norm splits in 32
+                    self.assertEqual(vae.encoder.norm_out.num_channels, 128)
             # convolutions' weights grow with the square of the width
             self.assertGreater(counts["wide"], 3 * counts["snapshot's"])
+            self.assertGreater(counts["deep"], 2 * counts["snapshot's"])
             with self.assertRaises(ValueError):
                 demo.fresh_video_vae(os.path.join(tmp, "wide"), keep_encoder=True, encoder={"ch": 64})
         finally:

@@ -3,7 +3,7 @@
 # its own copy of the snapshot, then each one's ceilings (vae_ceiling.py on
 # the held-out split): which recipe the next VAE is trained with.
 #   tools/train/vae_trials.sh MINUTES "NAME:OPTIONS" ...
-#   e.g. tools/train/vae_trials.sh 7 "base:" "pull:--pca-pull 1" "wide:--encoder-ch 64 --pca-pull 1"
+#   e.g. tools/train/vae_trials.sh 6.5 "base:" "pull:--pca-pull 1" "mult:--encoder-mult 1,1,2,4"
 # OPTIONS go to train_vae.py video --fresh. Logs and ceilings come back as
 # vae-trials.tar in $OUT; the copies stay in $TRIALS (/tmp/h3-vae-trials)
 # while the machine is warm; CEIL_COUNT: held-out examples scored (50), and WEIGHTS=NAME packs that one's video VAE as
