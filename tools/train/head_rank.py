@@ -57,6 +57,12 @@ def groups(frames):
     return out
 
 
+def picture_of(arr):
+    """An example's picture as the VAE sees one (train_vae.picture_batch's
+    choice): Picture 1 where it has one, else its first frame; [1, H, W, 3]."""
+    return arr["picture"][None] if "picture" in arr else arr["frames"][:1]
+
+
 class Basis:
     """Running mean and covariance of patches, then their principal axes."""
 
@@ -69,10 +75,11 @@ class Basis:
         self.ss += rows.T @ rows
 
     def fit(self):
+        """mean, and axes with their variances (vals), largest first."""
         self.mean = self.s / self.n
         cov = self.ss / self.n - np.outer(self.mean, self.mean)
         vals, vecs = np.linalg.eigh(cov)
-        self.axes = vecs[:, ::-1]
+        self.vals, self.axes = vals[::-1], vecs[:, ::-1]
 
     def rebuild(self, rows, width):
         a = self.axes[:, :width]
@@ -90,11 +97,10 @@ class PictureCode:
     def __init__(self, count=300, seed=11, width=24):
         basis = Basis(CELL * CELL * 3)
         for meta, arr in data.stream(seed, "train", count=count, workers=2):
-            basis.add(patches(arr["picture"][None] if "picture" in arr else arr["frames"][:1]))
+            basis.add(patches(picture_of(arr)))
         basis.fit()
-        cov = basis.ss / basis.n - np.outer(basis.mean, basis.mean)
-        scale = np.sqrt(np.linalg.eigvalsh(cov)[::-1][:width])
-        self.mean, self.proj, self.width = basis.mean, basis.axes[:, :width] / scale, width
+        self.mean, self.width = basis.mean, width
+        self.proj = basis.axes[:, :width] / np.sqrt(basis.vals[:width])
 
     def __call__(self, pictures):
         """uint8 [B, H, W, 3] -> float32 [B, width, 1, H/16, W/16]."""
@@ -113,7 +119,7 @@ def add_pull_arg(p):
 def fit(count, seed):
     one, four = Basis(CELL * CELL * 3), Basis(GROUP * CELL * CELL * 3)
     for meta, arr in data.stream(seed, "train", count=count, workers=2):
-        one.add(patches(arr["picture"][None] if "picture" in arr else arr["frames"][:1]))
+        one.add(patches(picture_of(arr)))
         for g in groups(arr["frames"]):
             (one if g.shape[0] == 1 else four).add(patches(g))
     one.fit()

@@ -14,9 +14,10 @@ pictures (FL2VA anchors, Ref2VA pictures), the shapes' pixels weighted
 (--boost) over the plain background; the audio VAE on one-second stereo
 crops. The latent is perturbed before decoding (5 % of its spread)
 so the decoder tolerates a DiT's imperfect latents. --fresh starts from
-new weights at demo.py's config; with it, --encoder-ch and
---encoder-blocks widen the video encoder (new latents: the DiT has to
-learn them again).
+new weights at demo.py's config; with it, --encoder-ch, --encoder-blocks
+and --encoder-mult widen the video encoder (new latents: the DiT has to
+learn them again), and --pca-pull draws the picture steps' latents
+towards their cells' whitened PCA codes (head_rank.PictureCode).
 """
 
 import argparse
