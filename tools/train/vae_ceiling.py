@@ -15,6 +15,7 @@ through the VAE, scored as eval.py scores a render: the ceilings of
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -53,6 +54,7 @@ def main():
     p.add_argument("--out", required=True, help="eval.py's folder (its examples are made there if absent)")
     p.add_argument("--snapshot", default=demo.SNAPSHOT)
     p.add_argument("--count", type=int, default=ev.HELDOUT_COUNT)
+    p.add_argument("--summary", default="", help="also write the medians and counts here as JSON (vae_trials.sh ranks by it)")
     a = p.parse_args()
     vae = demo.R.load_video_vae(os.path.join(demo.part_dir(a.snapshot), "video_vae"))
     rows = {"picture": [], "clip": [], "render": []}
@@ -76,10 +78,17 @@ def main():
         if v:
             print(f"{names[k]:42s} median {np.median(v):5.1f} dB  ({len(v)}: "
                   + " ".join(f"{x:.1f}" for x in v) + ")")
+    summary = {k + "_median": float(np.median(v)) for k, v in rows.items() if v}
     for task, got in clip_ceilings(vae, examples).items():
         line = f"{task} clips through the VAE: colour and direction right {ev.percent([g[0] for g in got])}"
         kept = [g[1] for g in got if g[1] is not None]
         print(line + (f", Picture 1's colour and shape kept {ev.percent(kept)}" if kept else ""))
+        summary[task + "_right"] = [int(sum(g[0] for g in got)), len(got)]
+        if kept:
+            summary["picture1_kept"] = [int(sum(kept)), len(kept)]
+    if a.summary:
+        with open(a.summary, "w") as f:
+            json.dump(summary, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 # OPTIONS go to train_vae.py video --fresh. Logs and ceilings come back as
 # vae-trials.tar in $OUT; the copies stay in $TRIALS (/tmp/h3-vae-trials)
 # while the machine is warm; CEIL_COUNT: held-out examples scored (50), and WEIGHTS=NAME packs that one's video VAE as
-# NAME-video_vae.tar.* (15 MiB parts) beside it.
+# NAME-video_vae.tar.* (15 MiB parts) beside it. WEIGHTS=best: the trial whose
+# anchors come back best (the picture median, then Picture 1 kept), named in
+# $TRIALS/best with its --pca-pull in $TRIALS/best.pull, for a call that trains it on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
@@ -37,10 +39,31 @@ for trial in "$@"; do
   name=${trial%%:*}
   [ -f "$TRIALS/$name/h3studio.json" ] || continue
   OMP_NUM_THREADS=$(( ($(nproc) + $# - 1) / $# )) python3 tools/train/vae_ceiling.py --out "$TRIALS/$name-eval" \
-    --count "${CEIL_COUNT:-50}" --snapshot "$TRIALS/$name" >"$LOGS/$name-ceiling.txt" 2>&1 &
+    --count "${CEIL_COUNT:-50}" --snapshot "$TRIALS/$name" \
+    --summary "$LOGS/$name-ceiling.json" >"$LOGS/$name-ceiling.txt" 2>&1 &
 done
 wait
 for trial in "$@"; do name=${trial%%:*}; echo "== $name"; tail -n 4 "$LOGS/$name-ceiling.txt" 2>/dev/null || true; done
+if [ "${WEIGHTS:-}" = best ]; then
+  WEIGHTS=$(python3 - "$LOGS" "$@" <<'PICK'
+import json, os, sys
+def rank(name):
+    path = os.path.join(sys.argv[1], name + "-ceiling.json")
+    if not os.path.exists(path):
+        return (-1.0, -1)
+    s = json.load(open(path))
+    return (s.get("picture_median", -1.0), s.get("picture1_kept", [-1])[0])
+names = [t.split(":", 1)[0] for t in sys.argv[2:]]
+print(max(names, key=rank))
+PICK
+)
+  echo "best: $WEIGHTS" | tee "$LOGS/best.txt"
+  echo "$WEIGHTS" >"$TRIALS/best"
+  for trial in "$@"; do
+    [ "${trial%%:*}" = "$WEIGHTS" ] || continue
+    echo "${trial#*:}" | grep -o -- '--pca-pull [0-9.]*' >"$TRIALS/best.pull" || true
+  done
+fi
 tar cf "$OUT/vae-trials.tar" -C "$TRIALS" logs
 if [ -n "${WEIGHTS:-}" ]; then
   tar cf - -C "$TRIALS/$WEIGHTS" FL2VA/video_vae h3studio.json | split -b 15M - "$OUT/$WEIGHTS-video_vae.tar."
