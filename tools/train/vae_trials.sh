@@ -9,7 +9,7 @@
 # while the machine is warm; CEIL_COUNT: held-out examples scored (50), and WEIGHTS=NAME packs that one's video VAE as
 # NAME-video_vae.tar.* (15 MiB parts) beside it. WEIGHTS=best: the trial whose
 # anchors come back best (the picture median, then Picture 1 kept), named in
-# $TRIALS/best with its --pca-pull in $TRIALS/best.pull, for a call that trains it on.
+# logs/best.txt.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
@@ -58,11 +58,6 @@ print(max(names, key=rank))
 PICK
 )
   echo "best: $WEIGHTS" | tee "$LOGS/best.txt"
-  echo "$WEIGHTS" >"$TRIALS/best"
-  for trial in "$@"; do
-    [ "${trial%%:*}" = "$WEIGHTS" ] || continue
-    echo "${trial#*:}" | grep -o -- '--pca-pull [0-9.]*' >"$TRIALS/best.pull" || true
-  done
 fi
 tar cf "$OUT/vae-trials.tar" -C "$TRIALS" logs
 if [ -n "${WEIGHTS:-}" ]; then
