@@ -2,8 +2,10 @@
 # Moves the test fixtures out of the checkout before a device call, and
 # back after: everything tracked travels to the GPU machine, under a
 # 64 MiB limit that the fixtures and a growing demo snapshot would pass,
-# and a training run needs none of them. A hidden tracked file is absent
-# on the device too.
+# and a training run needs none of them. The checkpoints under
+# tools/train/checkpoints go too: a call trains the snapshot, so copy a
+# checkpoint over the snapshot before hiding (README: Next runs). A hidden
+# tracked file is absent on the device too.
 #   tools/train/slim.sh hide       # before the call
 #   tools/train/slim.sh restore    # right after it
 set -euo pipefail
@@ -14,7 +16,7 @@ case "${1:-}" in
 hide)
   [ ! -e "$list" ] || { echo "slim.sh: $stash already holds hidden files; restore first" >&2; exit 1; }
   mkdir -p "$stash"
-  git ls-files -- '*/testdata/*' 'tools/fixtures/*.safetensors' 'tools/fixtures/*.gz' | while read -r f; do
+  git ls-files -- '*/testdata/*' 'tools/fixtures/*.safetensors' 'tools/fixtures/*.gz' 'tools/train/checkpoints/*' | while read -r f; do
     [ -f "$f" ] && echo "$f"
   done >"$list"
   while read -r f; do mkdir -p "$stash/$(dirname "$f")" && mv "$f" "$stash/$f"; done <"$list"
