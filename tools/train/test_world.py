@@ -232,9 +232,9 @@ class Clips(unittest.TestCase):
     # of the frames) change only on purpose. Audio is left out because
     # numpy's sin and exp may round differently from one CPU to another.
     PINNED = [
-        ("the object shown in Picture 1 gets bigger against a black backdrop, with no sound", "10f191f31f7ca0cb", "eab4ac5275a63cca"),
-        ("a purple square grows on a black background, a high-pitched beep on the right", "de8ea0e6b2bb5d96", "135dd4bde35e05b8"),
-        ("a white square expands over a cream background, a high-pitched beep on the right", "5069e813233e6321", "f2f2102339a37a9a"),
+        ("the object shown in Picture 1 gets bigger against a black backdrop, with no sound", "10b593f16318c997", "37e56f5b33a44491"),
+        ("a purple square grows on a black background, a high-pitched beep on the right", "ab9c1ac664dabd15", "0a247110532993cb"),
+        ("a white square expands over a cream background, a high-pitched beep on the right", "4162ffd23e548de3", "481b79b1dcbc58f6"),
     ]
 
     def test_pinned_examples(self):
