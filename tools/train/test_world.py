@@ -233,7 +233,7 @@ class Clips(unittest.TestCase):
     # numpy's sin and exp may round differently from one CPU to another.
     PINNED = [
         ("the object shown in Picture 1 gets bigger against a black backdrop, with no sound", "10b593f16318c997", "37e56f5b33a44491"),
-        ("a purple square grows on a black background, a high-pitched beep on the right", "ab9c1ac664dabd15", "0a247110532993cb"),
+        ("a blue triangle sinks and an orange circle sinks against a cream backdrop, in silence", "38b549dba9bb3d96", "32707995f47305c8"),
         ("a white square expands over a cream background, a high-pitched beep on the right", "4162ffd23e548de3", "481b79b1dcbc58f6"),
     ]
 
@@ -306,4 +306,5 @@ class ObjectCells(unittest.TestCase):
             cells = world.object_cells(arrays["frames"], world.BACKGROUNDS[clip.background], latent_t=4)
             self.assertEqual(cells.shape, (4, clip.height // 16, clip.width // 16))
             self.assertGreater(cells.mean(), 0.0, meta["prompt"])
-            self.assertLess(cells.mean(), 0.6, meta["prompt"])
+            # two of the world's shapes sweep up to about two thirds of a clip's cells
+            self.assertLess(cells.mean(), 0.8, meta["prompt"])

@@ -90,6 +90,8 @@ SUPERSAMPLE = 4
 SIZE = (0.17, 0.21)
 GROW_SIZE, GROW_SCALE = (0.11, 0.13), (1.6, 1.8)
 SHRINK_SIZE, SHRINK_SCALE = (0.21, 0.25), (0.5, 0.6)
+# Draws of a second object's path before a clip is drawn again.
+SECOND_TRIES = 20
 
 HELDOUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heldout.json")
 
@@ -244,6 +246,18 @@ def sounds_for(things):
     return plain
 
 
+def second_thing(rng, things, frames, width, height, tries=SECOND_TRIES):
+    """A thing whose path keeps apart from the first's: at the world's sizes
+    two paths drawn independently meet in most draws, and a clip rejected
+    for that would make two-object clips rare."""
+    box = things[0].box(frames)
+    for _ in range(tries):
+        t = sample_thing(rng, rng.choice(MOTIONS), frames, width, height)
+        if t is not None and boxes_apart(box, t.box(frames)):
+            return t
+    return None
+
+
 def sample_clip(rng, split, heldout, task=None, canvas=CANVAS):
     """A random clip of the split. Rules, enforced by rejection so every
     draw stays deterministic: distinct colours; the two objects' paths never
@@ -261,7 +275,8 @@ def sample_clip(rng, split, heldout, task=None, canvas=CANVAS):
                 t = sample_thing(rng, motion, frames, width, height)
                 t = t and dataclasses.replace(t, colour=colour, shape=shape)
             else:
-                t = sample_thing(rng, rng.choice(MOTIONS), frames, width, height)
+                t = second_thing(rng, things, frames, width, height) if things else \
+                    sample_thing(rng, rng.choice(MOTIONS), frames, width, height)
             if t is None:
                 break
             things.append(t)
@@ -434,8 +449,8 @@ def object_cells(frames, background, latent_t, cell=16):
     in {0, 1}: a pixel is a shape's where a channel differs from the plain
     background by more than 12 (of 255), a latent step covers its share of
     the frames in order, a cell its cell x cell pixels. The world's shapes
-    fill a few of the 64 cells of a 128x128 frame, so an unweighted loss is
-    mostly the background's (the first DiT run drew the background and
+    fill a part of the 64 cells of a 128x128 frame (a tenth to two thirds
+    of a clip's), so an unweighted loss is mostly the background's (the first DiT run drew the background and
     faint shapes): train_dit.py weighs the shapes' cells up."""
     f, h, w = frames.shape[:3]
     px = (np.abs(frames.astype(np.int16) - np.asarray(background, np.int16)).max(-1) > 12)
