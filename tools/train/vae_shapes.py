@@ -6,7 +6,7 @@ after a still clip of one of them goes through the VAE alone, by size.
   python3 tools/train/vae_shapes.py --snapshot FULL --sizes 10,13,16,20,24 --count 10
 
 Each draw: one shape of the world (a random colour, background and place,
-the given half-extent in pixels) on the world's 128x128 canvas, held for 8
+the given half-extent in pixels) on the world's canvas (128x128), held for 8
 frames, through the reference encode and decode (CPU), then shape_in over
 the decoded frames as measure.picture_kept reads a Ref2VA clip. The VAE
 packs each 16x16 patch into one latent cell, so a shape of one or two cells
@@ -26,27 +26,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import demo  # noqa: E402
 import measure  # noqa: E402
 import world  # noqa: E402
+from vae_ceiling import all_frames  # noqa: E402
 
-SIDE = 128
+SIDE = world.CANVAS[0]
 FRAMES = 8
 
 
 def still_clip(rng, shape, half):
     """(uint8 [FRAMES, SIDE, SIDE, 3], colour name): one shape held still."""
     colour = rng.choice(list(world.COLOURS))
-    background = world.BACKGROUNDS[rng.choice(list(world.BACKGROUNDS))]
+    background = rng.choice(list(world.BACKGROUNDS))
     cx, cy = rng.uniform(half + 4, SIDE - half - 4), rng.uniform(half + 4, SIDE - half - 4)
-    canvas = np.broadcast_to(np.asarray(background, np.float64), (SIDE, SIDE, 3)).copy()
-    world.draw(canvas, shape, world.COLOURS[colour], cx, cy, half)
-    frame = np.clip(np.rint(canvas), 0, 255).astype(np.uint8)
+    frame = world.one_shape(SIDE, SIDE, background, shape, colour, cx, cy, half)
     return np.repeat(frame[None], FRAMES, 0), colour
 
 
 def kept(vae, frames, colour, shape):
     with torch.no_grad():
         decoded = demo.R.vae_decode(vae, demo.R.vae_encode(vae, frames))
-    out = np.rint(np.asarray(decoded).transpose(1, 2, 3, 0) * 255).clip(0, 255).astype(np.uint8)
-    return measure.shape_in(measure.labels(out), colour) == shape
+    return measure.shape_in(measure.labels(all_frames(decoded)), colour) == shape
 
 
 def main():

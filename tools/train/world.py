@@ -378,13 +378,19 @@ def render_frames(clip):
     return out
 
 
+def one_shape(width, height, background, shape, colour, cx, cy, h):
+    """One shape (names of the world's) alone on a plain background. uint8 [H,W,3]."""
+    canvas = np.broadcast_to(np.asarray(BACKGROUNDS[background], np.float64), (height, width, 3)).copy()
+    draw(canvas, shape, COLOURS[colour], cx, cy, h)
+    return np.clip(np.rint(canvas), 0, 255).astype(np.uint8)
+
+
 def render_picture(clip):
     """Ref2VA's Picture 1: the first object alone, centred and large, on the
     clip's background. uint8 [H,W,3]."""
     t = clip.things[0]
-    canvas = np.broadcast_to(np.asarray(BACKGROUNDS[clip.background], np.float64), (clip.height, clip.width, 3)).copy()
-    draw(canvas, t.shape, COLOURS[t.colour], clip.width / 2, clip.height / 2, 0.3 * min(clip.width, clip.height))
-    return np.clip(np.rint(canvas), 0, 255).astype(np.uint8)
+    return one_shape(clip.width, clip.height, clip.background, t.shape, t.colour,
+                     clip.width / 2, clip.height / 2, 0.3 * min(clip.width, clip.height))
 
 
 def render_audio(clip):
