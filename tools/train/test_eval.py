@@ -120,11 +120,14 @@ class Summary(unittest.TestCase):
             self.assertEqual("pitch" in row, clip.sound in world.TONES, meta["id"])
             self.assertEqual("psnr" in row, meta["task"] == "FL2VA")
             self.assertEqual("picture" in row, meta["task"] == "Ref2VA")
+            self.assertEqual("two objects" in row, len(clip.things) == 2)
             self.assertTrue(all(v for k, v in row.items() if k != "psnr"), (meta["id"], row))
             if "psnr" in row:
                 self.assertTrue(math.isinf(row["psnr"]))
             rows.append((meta["task"], row, 1.0))
         text = "\n".join(ev.table(rows))
+        self.assertTrue(any("two objects" in r for _, r, _ in rows))
+        self.assertIn("two-object clips", text)
         self.assertNotIn(" 0.0 %", text)
         self.assertIn("100.0 %", text)
 

@@ -226,6 +226,26 @@ class HeldOut(unittest.TestCase):
                 self.assertTrue(any((c, s, m) not in heldout for m in world.MOTIONS), (c, s))
 
 
+class TwoObjectShare(unittest.TestCase):
+    # train_dit.py's --two-share: the DiT sees more two-object clips than
+    # the world's own share, under the same rules, and only when asked.
+    def share(self, two_share, split="train", n=400):
+        heldout = world.load_heldout()
+        clips = [world.sample_clip(random.Random(f"s:{i}"), split, heldout, two_share=two_share) for i in range(n)]
+        for clip in clips:
+            self.assertTrue(world.valid(clip.things, clip.sound, clip.frames, split, heldout))
+        return sum(len(c.things) == 2 for c in clips) / n
+
+    def test_asked_share(self):
+        self.assertAlmostEqual(self.share(0.5), 0.5, delta=0.08)
+        self.assertEqual(self.share(0.0), 0.0)
+        self.assertAlmostEqual(self.share(0.5, "heldout"), 0.5, delta=0.08)
+
+    def test_world_share_unless_asked(self):
+        self.assertLess(self.share(None), 0.25)
+        self.assertGreater(self.share(None), 0.08)
+
+
 class Clips(unittest.TestCase):
     # A changed generator makes a new dataset, which checkpoints trained on
     # the old one no longer match: these digests (sha256 of the meta JSON and

@@ -249,7 +249,7 @@ def train(rank, a):
     # each rank makes and encodes its own share of the examples
     start = int(done.get("examples_seen", 0)) + rank * (a.examples // world)
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
-                           workers=max(1, a.workers // world))
+                           workers=max(1, a.workers // world), two_share=a.two_share)
     vaes = vae_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
     items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, vaes)
@@ -325,6 +325,8 @@ def main():
     p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
     p.add_argument("--state", default="", help="a folder on this machine for what the next call here resumes "
                    "(prepared examples, optimizer); none: a fresh start each run")
+    p.add_argument("--two-share", type=float, default=None,
+                   help="the share of two-object clips among the examples made (the world's own: about 0.15)")
     p.add_argument("--keep", type=int, default=3000, help="with --state: examples each rank keeps across calls")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", default="")

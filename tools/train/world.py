@@ -258,16 +258,20 @@ def second_thing(rng, things, frames, width, height, tries=SECOND_TRIES):
     return None
 
 
-def sample_clip(rng, split, heldout, task=None, canvas=CANVAS):
+def sample_clip(rng, split, heldout, task=None, canvas=CANVAS, two_share=None):
     """A random clip of the split. Rules, enforced by rejection so every
     draw stays deterministic: distinct colours; the two objects' paths never
     meet; clicks only when exactly one object bounces; the train split never
-    contains a held-out triple; a heldout clip's first object is one."""
+    contains a held-out triple; a heldout clip's first object is one.
+    two_share: the share of two-object clips, decided before the draws (a
+    training option; the world's own share, about 15 %, is what rejection
+    leaves of a third)."""
     width, height = canvas
     task = task or rng.choice(TASKS)
+    two = None if two_share is None else rng.random() < two_share
     for _ in range(10000):
         frames = rng.choice(LENGTHS)
-        count = rng.choice((1, 1, 2))
+        count = rng.choice((1, 1, 2)) if two is None else 1 + two
         things = []
         for i in range(count):
             if split == "heldout" and i == 0:
@@ -412,11 +416,11 @@ def render_audio(clip):
     return np.stack([mono * np.cos(theta), mono * np.sin(theta)]).astype(np.float32)
 
 
-def example(seed, index, split, heldout, task=None, canvas=CANVAS):
+def example(seed, index, split, heldout, task=None, canvas=CANVAS, two_share=None):
     """Example `index` of a dataset seeded `seed`: (meta, arrays). Seeding by
     the string keeps each example independent of the count asked for."""
     rng = random.Random(f"demo-world:{seed}:{split}:{index}")
-    clip = sample_clip(rng, split, heldout, task, canvas)
+    clip = sample_clip(rng, split, heldout, task, canvas, two_share)
     prompt = prompt_for(clip, rng)
     meta = {"id": f"{split}-{seed}-{index:06d}", "task": clip.task, "prompt": prompt, "spec": clip.to_json()}
     arrays = {"frames": render_frames(clip), "audio": render_audio(clip)}
