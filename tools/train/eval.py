@@ -181,7 +181,8 @@ def table(rows):
             return f"{statistics.median(v):.1f}, {max(v):.1f}"
         return percent([r[1][name] for r in group if name in r[1]])
 
-    names = ["colour+direction", "two objects", "background", "pitch", "pan", "psnr median", "psnr >= 25 dB", "picture", "render s (median, max)"]
+    names = ["colour+direction", "two objects", "background", "pitch", "pan", "psnr median", "psnr >= 25 dB",
+             "picture", "render s (median, max)"]
     labels = {"colour+direction": "colour and direction right", "two objects": "... of two-object clips (extra)",
               "background": "background right (extra)",
               "pitch": "pitch within a semitone",

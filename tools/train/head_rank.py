@@ -19,6 +19,11 @@ frames), and rebuild the held-out split's FL2VA anchors and whole clips,
 scored as eval.py scores a render: the first-frame PSNR, colour and
 direction, Picture 1's colour and shape. numpy only; a few minutes a
 width on two cores.
+
+With --snapshot, also what that snapshot's video VAE encoder keeps:
+the anchors read out of its latents by the best affine map (readout),
+against what its decoder draws (vae_ceiling.py), and how near its
+latents sit to --pca-pull's target (torch, two more minutes).
 """
 
 import argparse
@@ -110,6 +115,39 @@ class PictureCode:
         return c.transpose(0, 3, 1, 2)[:, :, None].astype(np.float32)
 
 
+def readout(encode, train_pictures, anchors, code=None):
+    """What an encoder's latents hold, whatever its decoder draws: the
+    least-squares affine map from a cell's latent to its patch, fitted on
+    training pictures; returns (the held-out anchors' PSNR through it, the
+    R^2 of each of PictureCode's whitened codes read the same way from the
+    latents: how near --pca-pull has drawn them). encode: uint8 [H, W, 3]
+    -> [cells, channels], cells in patches' order."""
+    lat = lambda p: np.c_[encode(p), np.ones(p.shape[0] * p.shape[1] // CELL ** 2)]  # noqa: E731
+    x = np.concatenate([lat(p) for p in train_pictures])
+    pix = np.linalg.lstsq(x, np.concatenate([patches(p[None]) for p in train_pictures]), rcond=None)[0]
+    code = code or PictureCode()
+    c = np.concatenate([code(p[None])[0, :, 0].reshape(code.width, -1).T for p in train_pictures])
+    err = x @ np.linalg.lstsq(x, c, rcond=None)[0] - c
+    r2 = 1 - (err ** 2).sum(0) / ((c - c.mean(0)) ** 2).sum(0)
+    return [measure.psnr(unpatch(lat(a) @ pix, 1, *a.shape[:2])[0], a) for a in anchors], r2
+
+
+def vae_encoder(snapshot):
+    """A snapshot's video VAE as readout's encode (the reference encode of a
+    picture, CPU; torch only here, so the rest stays numpy)."""
+    import torch
+
+    import demo
+    torch.set_num_threads(1)
+    vae = demo.build_video_vae(demo.part_dir(snapshot), device="cpu")
+
+    def encode(picture):
+        with torch.no_grad():
+            z = np.asarray(demo.R.vae_encode(vae, picture[None]).float(), dtype=np.float64)
+        return z.reshape(z.shape[0], -1).T
+    return encode
+
+
 def add_pull_arg(p):
     """--pca-pull, for train_vae.py and overfit_vae.py alike."""
     p.add_argument("--pca-pull", type=float, default=0.0,
@@ -156,9 +194,17 @@ def main():
     p.add_argument("--train", type=int, default=20, help="training-split examples the components are fitted on")
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--out", default="/tmp/head-rank", help="where eval.py's held-out examples are made (or found)")
+    p.add_argument("--snapshot", default="", help="also what this snapshot's video VAE latents hold (readout)")
     a = p.parse_args()
     one, four = fit(a.train, a.seed)
     examples = ev.examples(os.path.join(a.out, "examples"), ev.HELDOUT_COUNT, ev.HELDOUT_SEED)
+    if a.snapshot:
+        train = [picture_of(arr)[0] for _, arr in data.stream(11, "train", count=300, workers=2)]
+        anchors = [arr["anchors"][0] for meta, arr in examples if meta["task"] == "FL2VA"]
+        got, r2 = readout(vae_encoder(a.snapshot), train, anchors)
+        print(f"{a.snapshot}: its latents read out linearly: FL2VA anchors median {np.median(got):5.1f} dB, "
+              f"{sum(p >= 25 for p in got)} of {len(got)} at 25 dB; PictureCode's codes R^2 "
+              f"{np.mean(r2):.3f} (first four {', '.join(f'{v:.3f}' for v in r2[:4])})", flush=True)
     for w in (int(x) for x in a.widths.split(",")):
         report(w, one, four, examples)
 

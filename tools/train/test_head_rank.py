@@ -78,5 +78,35 @@ class Pull(unittest.TestCase):
         np.testing.assert_allclose(flat.var(1), 1, rtol=1e-4)
 
 
+class Readout(unittest.TestCase):
+    """An encoder that is the pull's own code reads out as the components'
+    rebuild, with R^2 1; one whose latents say nothing reads out as the
+    mean patch, with R^2 0."""
+
+    def setUp(self):
+        pics = [head_rank.picture_of(a)[0] for _, a in head_rank.data.stream(2, "train", count=16, workers=1)]
+        self.train, self.anchors = pics[:12], pics[12:]
+        self.code = head_rank.PictureCode(count=12, seed=2, width=24)
+
+    def test_the_code_itself(self):
+        encode = lambda p: self.code(p[None])[0, :, 0].reshape(24, -1).T  # noqa: E731
+        got, r2 = head_rank.readout(encode, self.train, self.anchors, self.code)
+        np.testing.assert_allclose(r2, 1, atol=1e-6)
+        basis = head_rank.Basis(16 * 16 * 3)
+        for p in self.train:
+            basis.add(head_rank.patches(p[None]))
+        basis.fit()
+        rebuilt = [head_rank.unpatch(basis.rebuild(head_rank.patches(a[None]), 24), 1, 128, 128)[0]
+                   for a in self.anchors]
+        want = [head_rank.measure.psnr(r, a) for r, a in zip(rebuilt, self.anchors)]
+        np.testing.assert_allclose(got, want, atol=0.05)
+
+    def test_latents_that_say_nothing(self):
+        encode = lambda p: np.zeros((p.shape[0] * p.shape[1] // 256, 24))  # noqa: E731
+        got, r2 = head_rank.readout(encode, self.train, self.anchors, self.code)
+        np.testing.assert_allclose(r2, 0, atol=1e-4)
+        self.assertLess(max(got), 22)
+
+
 if __name__ == "__main__":
     unittest.main()
