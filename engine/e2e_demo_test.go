@@ -15,6 +15,15 @@ import (
 	"h3studio/models/demo"
 )
 
+// demoStepTolerance bounds the demo model's step and final latents at the
+// issue's own figure (relative L2 1e-3 in f32), where the random tiny
+// model's are held to 1e-4: a trained DiT amplifies the float-order
+// differences between the engine and torch from step to step (the T2VA
+// case's audio latents: 7e-7, 8e-6 and 1.4e-4 over its three steps when
+// ggml is built for AVX2 and FMA as make builds it, 8e-5 at the end
+// without), while the Qwen states and condition rows stay within 1e-4.
+const demoStepTolerance = 1e-3
+
 // TestEndToEndParityDemo: the built-in demo model's trained weights through
 // the whole pipeline against the reference on the same weights, the same
 // requests and the same noise (tools/fixtures/e2e/demo_gen.py; its
@@ -36,7 +45,7 @@ func TestEndToEndParityDemo(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(e.Close)
-			runParityCaseOn(t, fx, e)
+			runParityCaseOn(t, fx, e, demoStepTolerance)
 		})
 	}
 }

@@ -173,12 +173,13 @@ func (c *capture) tap(name string, index int, v any) {
 }
 
 func runParityCase(t *testing.T, name string) {
-	runParityCaseOn(t, openFixture(t, name), openTinyForParity(t))
+	runParityCaseOn(t, openFixture(t, name), openTinyForParity(t), latentTolerance)
 }
 
 // runParityCaseOn renders a fixture's request on e with every stage tapped
-// and compares the taps with the fixture's reference tensors.
-func runParityCaseOn(t *testing.T, fx *fixture, e *engine.Engine) {
+// and compares the taps with the fixture's reference tensors, the
+// sampler's latents within stepTolerance.
+func runParityCaseOn(t *testing.T, fx *fixture, e *engine.Engine, stepTolerance float64) {
 	cp := &capture{floats: map[string][]float32{}, ints: map[string][]int32{}}
 	engine.SetTapForTest(e, cp.tap)
 	r := fx.request()
@@ -199,7 +200,7 @@ func runParityCaseOn(t *testing.T, fx *fixture, e *engine.Engine) {
 	if _, err := e.Generate(ctx, req, p, nil); err != nil {
 		t.Fatal(err)
 	}
-	compareParity(t, fx, cp)
+	compareParity(t, fx, cp, stepTolerance)
 }
 
 var (
