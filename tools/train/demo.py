@@ -249,11 +249,12 @@ def add_encoder_args(p):
     """The video encoder's candidate widths, for a fresh video VAE
     (train_vae.py and overfit_vae.py take the same two options)."""
     p.add_argument("--encoder-ch", type=int, default=0,
-                   help="video, with --fresh: the encoder's base channels (a multiple of 32; the snapshot's: 32)")
+                   help="video, with --fresh: the encoder's base channels (a multiple of 32; the snapshot's: 64)")
     p.add_argument("--encoder-blocks", type=int, default=0,
                    help="video, with --fresh: residual blocks per encoder stage (the snapshot's: 1)")
     p.add_argument("--encoder-mult", default="",
-                   help="video, with --fresh: the four stages' channel multipliers, e.g. 1,1,2,4 (the snapshot's: 1,1,1,2)")
+                   help="video, with --fresh: the four stages' channel multipliers, e.g. 1,1,2,4 (the snapshot's: "
+                        "1,1,1,2)")
 
 
 def encoder_from_args(p, a):
@@ -451,6 +452,14 @@ def trained(snap, stage):
     if not os.path.exists(path):
         return {}
     return read_json(path).get("training", {}).get(stage, {})
+
+
+def encoder_steps(snap, stage):
+    """A VAE stage's steps that moved its latents: all of them less those of
+    decoder-only runs (train_vae.py --decoder-only records them apart), so
+    examples encoded before a decoder run stay the DiT's to reuse."""
+    done = trained(snap, stage)
+    return int(done.get("steps", 0)) - int(done.get("decoder_steps", 0))
 
 
 def digest(snap):

@@ -19,7 +19,7 @@ decoder of N heads of 64 on the snapshot's encoder (how far a wider
 decoder gets on the snapshot's latents); with --fresh, --encoder-ch C,
 --encoder-blocks N and --encoder-mult a,b,c,d give the new video VAE's
 convolutional encoder C base channels, N residual blocks a stage and the
-stages' multipliers (the snapshot's: 32, 1, 1,1,1,2); --pca-pull W adds
+stages' multipliers (the snapshot's: 64, 1, 1,1,1,2); --pca-pull W adds
 train_vae.py's pull of the latents to PCA codes; --heldout N also reports the
 PSNR of N pictures it does not train on. --device cuda runs it on the GPU
 machine (on the two CPU cores, 64 pictures at 512 wide take 7 s a step).

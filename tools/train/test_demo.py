@@ -60,26 +60,45 @@ class EncoderWidth(unittest.TestCase):
     def test_fresh_vae_takes_the_width(self):
         import demo
         tmp = tempfile.mkdtemp()
+        own = demo.read_json(os.path.join(demo.part_dir(demo.SNAPSHOT), "video_vae", "source", "config.json"))
         try:
             counts = {}
-            for name, enc in (("snapshot's", {}), ("wide", {"ch": 64}), ("deep", {"ch_mult": [1, 1, 2, 4]})):
+            variants = (("snapshot's", {}), ("narrow", {"ch": 32, "ch_mult": [1, 1, 1, 2]}),
+                        ("wide", {"ch": 64, "ch_mult": [1, 1, 1, 2]}), ("deep", {"ch": 32, "ch_mult": [1, 1, 2, 4]}))
+            for name, enc in variants:
                 snap = os.path.join(tmp, name)
                 shutil.copytree(demo.SNAPSHOT, snap)
                 demo.fresh_video_vae(snap, encoder=enc)
                 src = demo.read_json(os.path.join(demo.part_dir(snap), "video_vae", "source", "config.json"))
-                self.assertEqual(src["ch"], enc.get("ch", 32))
-                self.assertEqual(src["ch_mult"], enc.get("ch_mult", [1, 1, 1, 2]))
+                self.assertEqual(src["ch"], enc.get("ch", own["ch"]))
+                self.assertEqual(src["ch_mult"], enc.get("ch_mult", own["ch_mult"]))
                 vae = demo.build_video_vae(demo.part_dir(snap))
                 counts[name] = sum(p.numel() for p in vae.encoder.parameters())
                 if name == "deep":  # the last stage's width, which its final group norm splits in 32
                     self.assertEqual(vae.encoder.norm_out.num_channels, 128)
             # convolutions' weights grow with the square of the width
-            self.assertGreater(counts["wide"], 3 * counts["snapshot's"])
-            self.assertGreater(counts["deep"], 2 * counts["snapshot's"])
+            self.assertGreater(counts["wide"], 3 * counts["narrow"])
+            self.assertGreater(counts["deep"], 2 * counts["narrow"])
             with self.assertRaises(ValueError):
                 demo.fresh_video_vae(os.path.join(tmp, "wide"), keep_encoder=True, encoder={"ch": 64})
         finally:
             shutil.rmtree(tmp)
+
+
+class EncoderSteps(unittest.TestCase):
+    """The DiT's kept examples outlive a decoder-only run, not an encoder's."""
+
+    def test_decoder_steps_apart(self):
+        import demo
+        snap = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, snap)
+        self.assertEqual(demo.encoder_steps(snap, "video_vae"), 0)
+        demo.record(snap, "video_vae", steps=5512)
+        self.assertEqual(demo.encoder_steps(snap, "video_vae"), 5512)
+        demo.record(snap, "video_vae", steps=6000, decoder_steps=488)
+        self.assertEqual(demo.encoder_steps(snap, "video_vae"), 5512)
+        demo.record(snap, "video_vae", steps=6100)
+        self.assertEqual(demo.encoder_steps(snap, "video_vae"), 5612)
 
 
 if __name__ == "__main__":

@@ -130,9 +130,10 @@ def with_layouts(items):
 # warm-up. The snapshot stays the checkpoint that lasts.
 
 def vae_version(snap):
-    """The VAEs' training steps: the kept examples' latents are theirs, and
-    stale once a VAE has trained on."""
-    return [int(demo.trained(snap, s).get("steps", 0)) for s in ("video_vae", "audio_vae")]
+    """The VAEs' training steps that moved their latents: the kept examples'
+    latents are theirs, and stale once an encoder has trained on (a
+    decoder-only run beside the DiT leaves them good)."""
+    return [demo.encoder_steps(snap, s) for s in ("video_vae", "audio_vae")]
 
 
 def cached_items(state, rank, world_size, vaes):

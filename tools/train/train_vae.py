@@ -202,8 +202,11 @@ def train_loop(a, log, stage, vae, seed_offset, audio_only, step_loss, stats_bat
     if not frozen:
         mean, std = latent_stats(lambda b: vae.encode(b), stats_batches(rng))
     save(vae, snap, mean, std)
+    # a decoder-only run leaves the latents as they were: its steps are
+    # counted apart, so demo.encoder_steps (the DiT's example cache) keeps them
+    apart = {"decoder_steps": int(done.get("decoder_steps", 0)) + step} if frozen else {}
     demo.record(snap, stage, steps=step0 + step, examples=start + seen,
-                seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec))
+                seconds=float(done.get("seconds", 0)) + time.time() - t0, loss=float(rec), **apart)
     log.write(stage=stage, done=True, steps=step0 + step, mean=(mean or [])[:4], std=(std or [])[:4])
 
 
