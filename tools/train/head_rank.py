@@ -38,6 +38,8 @@ import eval as ev  # noqa: E402
 import measure  # noqa: E402
 
 CELL, GROUP = 16, 4
+# The training pictures PictureCode is fitted on, and readout with it.
+PULL_COUNT, PULL_SEED = 300, 11
 
 
 def patches(frames):
@@ -99,7 +101,7 @@ class PictureCode:
     the VAE trained without it (README), and a target per cell is learnt
     faster than a code found through the decoder alone."""
 
-    def __init__(self, count=300, seed=11, width=24):
+    def __init__(self, count=PULL_COUNT, seed=PULL_SEED, width=24):
         basis = Basis(CELL * CELL * 3)
         for meta, arr in data.stream(seed, "train", count=count, workers=2):
             basis.add(patches(picture_of(arr)))
@@ -199,7 +201,7 @@ def main():
     one, four = fit(a.train, a.seed)
     examples = ev.examples(os.path.join(a.out, "examples"), ev.HELDOUT_COUNT, ev.HELDOUT_SEED)
     if a.snapshot:
-        train = [picture_of(arr)[0] for _, arr in data.stream(11, "train", count=300, workers=2)]
+        train = [picture_of(arr)[0] for _, arr in data.stream(PULL_SEED, "train", count=PULL_COUNT, workers=2)]
         anchors = [arr["anchors"][0] for meta, arr in examples if meta["task"] == "FL2VA"]
         got, r2 = readout(vae_encoder(a.snapshot), train, anchors)
         print(f"{a.snapshot}: its latents read out linearly: FL2VA anchors median {np.median(got):5.1f} dB, "
