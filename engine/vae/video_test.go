@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
@@ -169,6 +170,9 @@ func TestVideoEncodeSkipsDroppedFrames(t *testing.T) {
 	zw, wholeFrames := encode(&whole)
 	if fmt.Sprint(frames) != "[17 17 5]" || fmt.Sprint(wholeFrames) != "[17 17 17]" {
 		t.Fatalf("frames encoded per clip: %v, without a drop %v; want [17 17 5] and [17 17 17]", frames, wholeFrames)
+	}
+	if got, want := frames[0]+frames[1]+frames[2], arch.EncodedFrames(v.T, cfg.ClipLength, cfg.TemporalRatio(), e.cfg.TokenDrop); got != want {
+		t.Errorf("%d frames encoded, the planner counts %d", got, want)
 	}
 	if z.T != 12 || zw.T != 15 {
 		t.Fatalf("%d steps, without a drop %d; want 12 and 15", z.T, zw.T)
