@@ -126,3 +126,21 @@ func TestReadModel(t *testing.T) {
 		t.Errorf("incomplete DiT config: %v", err)
 	}
 }
+
+// A clip's frames the encoder runs over: whole clips but the last, cut
+// after the frames its kept steps see.
+func TestEncodedFrames(t *testing.T) {
+	for _, c := range []struct{ n, clip, ratio, drop, want int }{
+		{56, 17, 4, 3, 56}, // 17+17+17+5: the release's 17k+5
+		{39, 17, 4, 3, 39},
+		{36, 17, 4, 3, 39}, // the last clip's 5 frames, 3 of them padding
+		{17, 17, 4, 3, 5},
+		{18, 17, 4, 3, 22},
+		{30, 17, 4, 0, 34},     // nothing dropped: whole clips
+		{20, 16, 4, 1, 13 + 9}, // 16-frame clips have 4 steps, seen by 13 frames
+	} {
+		if got := EncodedFrames(c.n, c.clip, c.ratio, c.drop); got != c.want {
+			t.Errorf("EncodedFrames(%d, clip %d, ratio %d, drop %d) = %d, want %d", c.n, c.clip, c.ratio, c.drop, got, c.want)
+		}
+	}
+}

@@ -239,6 +239,19 @@ func TileCount(n, tile, minOverlap int) int {
 	return count
 }
 
+// EncodedFrames is how many frames the video VAE encoder runs over for a
+// clip of n > 1 frames: clips of clip frames (the last padded), each to
+// (clip-1)/ratio+1 latent steps, of which the last drop are dropped; the
+// encoder is causal, so each clip is cut after the last frame its kept
+// steps see. vae's EncodeVideo encodes that many (its test counts them)
+// and the planner prices clip work by it: the release's 17k+5 frames
+// encode 17k+5, not the 17(k+1) of whole clips.
+func EncodedFrames(n, clip, ratio, drop int) int {
+	steps := (clip-1)/ratio + 1
+	clips := (n + clip - 1) / clip
+	return (clips-1)*((steps-1)*ratio+1) + (steps-drop-1)*ratio + 1
+}
+
 // DecoderCallBytes is the compute scratch ggml reserves for one ViT
 // decoder call over tokens tokens of width dim, whose head writes patch
 // values per token. Two moments bound it: inside a block, where the

@@ -25,6 +25,7 @@ type Dims struct {
 	VAEEncParams, VAEDecParams, AudioVAEParams         int64
 	DecDim, DecMLP, DecBlocks                          int // video VAE decoder (ViT3D)
 	VAEClipLength                                      int // frames the video VAE encodes per chunk
+	VAETimeRatio, VAETokenDrop                         int // a chunk's frames per latent step, and steps dropped at the end
 	VAETile, VAETileOverlap                            int // its spatial tiles (pixels) and their least overlap
 
 	// Parameter counts arch computes from the configs' tensor layouts.
@@ -43,7 +44,7 @@ func DimsOf(a *arch.Model) Dims {
 		QLayersUsed: min(arch.QwenLayersUsed, q.Layers), QLayers: q.Layers, QVocab: q.Vocab, QPositions: q.MaxPositions,
 		VHidden: v.Hidden, VMLP: v.Intermediate, VLayers: v.Depth, VDeepstack: len(v.Deepstack),
 		VAEEncParams: vae.EncoderParams(), VAEDecParams: vae.DecoderParams(), AudioVAEParams: a.AudioVAE.Params(),
-		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers, VAEClipLength: vae.ClipLength, VAETile: vae.TileSize, VAETileOverlap: vae.TileOverlapMin,
+		DecDim: vae.Dim(), DecMLP: arch.FFNMult * vae.Dim(), DecBlocks: vae.Source.ViT.Layers, VAEClipLength: vae.ClipLength, VAETimeRatio: vae.TemporalRatio(), VAETokenDrop: vae.TokenDrop, VAETile: vae.TileSize, VAETileOverlap: vae.TileOverlapMin,
 		trunk: c.TrunkParams(), qLayer: q.LayerParams(), qEmbed: q.EmbedParams(), vision: v.Params(),
 	}
 	d.coreBlock, d.adaLNBlock = c.BlockParams()

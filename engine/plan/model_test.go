@@ -38,7 +38,7 @@ func TestReleaseDims(t *testing.T) {
 		QHidden: 5120, QInter: 25600, QHeads: 64, QKVHeads: 8, QHeadDim: 128,
 		QLayersUsed: 50, QLayers: 64, QVocab: 151936,
 		VHidden: 1152, VMLP: 4304, VLayers: 27, VDeepstack: 3,
-		DecDim: 2048, DecMLP: 8192, DecBlocks: 36, VAEClipLength: 17, VAETile: 256, VAETileOverlap: 64,
+		DecDim: 2048, DecMLP: 8192, DecBlocks: 36, VAEClipLength: 17, VAETimeRatio: 4, VAETokenDrop: 3, VAETile: 256, VAETileOverlap: 64,
 	}
 	if got != want {
 		t.Errorf("release dims\n got %+v\nwant %+v", got, want)

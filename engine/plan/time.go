@@ -276,7 +276,8 @@ func megapixelFrames(c layout.Canvas, n int) float64 {
 // referenceWork is the pixels the references phase encodes: every anchor
 // and every visual reference not cached (skip[i]), pictures apart from
 // clips, each as the video VAE's tiles cover it (whole tiles, overlaps
-// counted twice) and a clip over the whole encoder chunks it fills.
+// counted twice) and a clip over the frames of the encoder chunks it
+// fills that the encoder runs (arch.EncodedFrames).
 func referenceWork(l *layout.Layout, d Dims, anchors int, skip []bool) (pictures, clips float64) {
 	pictures = float64(anchors) * d.encodedMpx(l.Canvas, 1)
 	for i, r := range l.Refs {
@@ -292,7 +293,7 @@ func referenceWork(l *layout.Layout, d Dims, anchors int, skip []bool) (pictures
 			continue
 		}
 		if c := d.VAEClipLength; c > 0 {
-			n = (n + c - 1) / c * c
+			n = arch.EncodedFrames(n, c, max(d.VAETimeRatio, 1), d.VAETokenDrop)
 		}
 		clips += d.encodedMpx(r.Canvas, n)
 	}

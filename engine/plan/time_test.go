@@ -124,15 +124,16 @@ func TestMuxMemoryMeasured(t *testing.T) {
 	}
 }
 
-// A reference clip is priced at the clip rate over the whole encoder
-// chunks it fills, pictures at the references rate: the one rate for both
-// put a first render with a clip 60 % over its estimate.
+// A reference clip is priced at the clip rate over the frames the encoder
+// runs (its chunks' frames but those that feed only dropped steps),
+// pictures at the references rate: the one rate for both put a first
+// render with a clip 60 % over its estimate.
 func TestReferenceClipsPricedApart(t *testing.T) {
 	c := layout.Canvas{Width: 1000, Height: 1000}
 	l := &layout.Layout{Refs: []layout.RefLayout{{Canvas: c, Frames: 1}, {Canvas: c, Frames: 72, VAEFrames: 56}}}
-	pics, clips := referenceWork(l, Dims{VAEClipLength: 17}, 0, nil)
-	if pics != 1 || clips != 68 {
-		t.Fatalf("work: pictures %g, clips %g Mpx-frames; want 1 and 68 (56 frames in four 17-frame chunks)", pics, clips)
+	pics, clips := referenceWork(l, Dims{VAEClipLength: 17, VAETimeRatio: 4, VAETokenDrop: 3}, 0, nil)
+	if pics != 1 || clips != 56 {
+		t.Fatalf("work: pictures %g, clips %g Mpx-frames; want 1 and 56 (17+17+17+5 frames of four 17-frame chunks)", pics, clips)
 	}
 	// The release's 256-px tiles with 64 px of overlap: 320x256 is two
 	// tiles wide, 256x512 px encoded per frame (1.6x the canvas).
@@ -141,11 +142,11 @@ func TestReferenceClipsPricedApart(t *testing.T) {
 		t.Errorf("320x256 encodes %g Mpx, want %g", got, want)
 	}
 	refs, clip := Rate{FixedSeconds: 0.5, PerSecond: 2}, Rate{PerSecond: 4}
-	if got, want := referenceSeconds(pics, clips, refs, clip), 0.5+0.5+17.0; math.Abs(got-want) > 1e-9 {
+	if got, want := referenceSeconds(pics, clips, refs, clip), 0.5+0.5+14.0; math.Abs(got-want) > 1e-9 {
 		t.Errorf("priced %g s, want %g", got, want)
 	}
 	// No clip measured yet: clips take the pictures' rate.
-	if got, want := referenceSeconds(pics, clips, refs, Rate{}), 0.5+0.5+34.0; math.Abs(got-want) > 1e-9 {
+	if got, want := referenceSeconds(pics, clips, refs, Rate{}), 0.5+0.5+28.0; math.Abs(got-want) > 1e-9 {
 		t.Errorf("without a clip rate: %g s, want %g", got, want)
 	}
 	if got := referenceSeconds(0, 0, refs, clip); got != 0 {

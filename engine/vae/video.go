@@ -70,41 +70,49 @@ func (e *VideoEncoder) EncodeImage(ctx context.Context, img Clip) (Latent, error
 // vae_clip_length frames (the last one padded by repeating its last frame),
 // each to ceil(clip/4) steps, concatenated, and the final vae_token_drop
 // steps dropped. 39 frames give 3 clips, 15 steps, 12 kept.
+//
+// The encoder is causal in time (step j of a clip sees only the clip's
+// frames up to 4j, 4 being the temporal ratio), so a clip is encoded only as far as its kept steps
+// need: 39 frames encode 17+17+5, not 3x17, for the same latent.
 func (e *VideoEncoder) EncodeVideo(ctx context.Context, v Clip) (Latent, error) {
 	if v.T < 2 {
 		return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames; use EncodeImage for one", v.T)
 	}
-	n := e.cfg.ClipLength
-	var parts []vol
-	steps := 0
-	for start := 0; start < v.T; start += n {
-		clip := Clip{T: n, H: v.H, W: v.W, Data: make([]float32, 3*n*v.H*v.W)}
-		plane := v.H * v.W
-		for c := range 3 {
-			for t := range n {
-				src := min(start+t, v.T-1)
-				copy(clip.Data[(c*n+t)*plane:][:plane], v.Data[(c*v.T+src)*plane:][:plane])
-			}
-		}
-		m, err := e.moments(ctx, e.normalise(clip))
+	n, r := e.cfg.ClipLength, e.cfg.TemporalRatio()
+	per := (n-1)/r + 1 // steps of one clip
+	keep := (v.T+n-1)/n*per - e.cfg.TokenDrop
+	var out vol
+	for start, at := 0, 0; at < keep; start += n {
+		steps := min(per, keep-at)
+		frames := (steps-1)*r + 1 // all that those steps see
+		m, err := e.moments(ctx, e.normalise(clipFrames(v, start, frames)))
 		if err != nil {
 			return Latent{}, err
 		}
-		parts = append(parts, m)
-		steps += m.t
-	}
-	keep := steps - e.cfg.TokenDrop
-	out := newVol(parts[0].c, keep, parts[0].h, parts[0].w)
-	at := 0
-	for _, p := range parts {
-		n := min(p.t, keep-at)
-		if n <= 0 {
-			break
+		if m.t != steps {
+			return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames gave %d steps, want %d", frames, m.t, steps)
 		}
-		out.paste(p.crop(0, n, 0, p.h, 0, p.w), at, 0, 0)
-		at += n
+		if at == 0 {
+			out = newVol(m.c, keep, m.h, m.w)
+		}
+		out.paste(m, at, 0, 0)
+		at += steps
 	}
 	return e.whiten(out), nil
+}
+
+// clipFrames returns frames start..start+n-1 of v, repeating its last
+// frame past the end.
+func clipFrames(v Clip, start, n int) Clip {
+	c := Clip{T: n, H: v.H, W: v.W, Data: make([]float32, 3*n*v.H*v.W)}
+	plane := v.H * v.W
+	for ch := range 3 {
+		for t := range n {
+			src := min(start+t, v.T-1)
+			copy(c.Data[(ch*n+t)*plane:][:plane], v.Data[(ch*v.T+src)*plane:][:plane])
+		}
+	}
+	return c
 }
 
 // normalise maps [-1, 1] pixels to ImageNet-normalised [0, 1] pixels.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
 	"testing"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 )
@@ -138,6 +140,62 @@ func TestVideoEncodeClips(t *testing.T) {
 		checkRel(t, name+" latent (frame-grouped)", zg.Data, want, tolF32)
 	}
 	a.done()
+}
+
+// A clip is encoded only as far as its kept steps need (the encoder is
+// causal in time): 36 frames are clips at 0, 17 and 34, 15 steps with 12
+// kept, and the last clip's 2 kept steps take its first 5 frames (2 real,
+// 3 padding) instead of 17. The latent is the whole clips' encode, cropped.
+func TestVideoEncodeSkipsDroppedFrames(t *testing.T) {
+	e, a := newTestEncoder(t)
+	px, shape := fixtureTensor(t, openFixture(t, "video_encode"), "input.pixels")
+	v := clipFrames(clipFrom(px, shape), 0, 36)
+	encode := func(e *VideoEncoder) (Latent, []int) {
+		var frames []int
+		e.inspect = func(g *ggml.Graph) {
+			a.inspect(g)
+			frames = append(frames, inputFrames(g))
+		}
+		z, err := e.EncodeVideo(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z, frames
+	}
+	z, frames := encode(e)
+	// the reference: no steps dropped, so every clip is encoded whole
+	whole, cfg := *e, *e.cfg
+	cfg.TokenDrop = 0
+	whole.cfg = &cfg
+	zw, wholeFrames := encode(&whole)
+	if fmt.Sprint(frames) != "[17 17 5]" || fmt.Sprint(wholeFrames) != "[17 17 17]" {
+		t.Fatalf("frames encoded per clip: %v, without a drop %v; want [17 17 5] and [17 17 17]", frames, wholeFrames)
+	}
+	if got, want := frames[0]+frames[1]+frames[2], arch.EncodedFrames(v.T, cfg.ClipLength, cfg.TemporalRatio(), e.cfg.TokenDrop); got != want {
+		t.Errorf("%d frames encoded, the planner counts %d", got, want)
+	}
+	if z.T != 12 || zw.T != 15 {
+		t.Fatalf("%d steps, without a drop %d; want 12 and 15", z.T, zw.T)
+	}
+	per := z.H * z.W
+	var want []float32
+	for c := range zw.C {
+		want = append(want, zw.Data[c*zw.T*per:][:z.T*per]...)
+	}
+	checkRel(t, "truncated clips vs whole clips", z.Data, want, 1e-5)
+	a.done()
+}
+
+// inputFrames is the frame count of a graph's "pixels" input.
+func inputFrames(g *ggml.Graph) int {
+	for _, n := range g.Ops() {
+		for _, s := range n.Src {
+			if s.Name == "pixels" {
+				return int(s.Shape[3])
+			}
+		}
+	}
+	return 0
 }
 
 func TestVideoDecode(t *testing.T) {
