@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"h3studio/engine/ggml"
 	"h3studio/engine/weights"
 	"h3studio/models/demo"
 )
@@ -43,6 +44,9 @@ func TestLongDemoModelRef2VAPhoneClip(t *testing.T) {
 // phone clip with sound and a 2400x1600 photo, from the request to the
 // written MP4, and fails over demoRef2VASeconds.
 func phoneClipRender(t *testing.T, model string) {
+	if !ggml.CPUKernelsVectorised() {
+		t.Fatal("ggml's CPU kernels were built without AVX2/FMA, so this timing would not be the app's: run make test-long, or set CGO_CFLAGS and CGO_CXXFLAGS as the Makefile does")
+	}
 	dir := t.TempDir()
 	clip, photo := filepath.Join(dir, "phone.mp4"), filepath.Join(dir, "photo.png")
 	phoneClip(t, clip, "8")
