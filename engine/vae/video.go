@@ -72,8 +72,10 @@ func (e *VideoEncoder) EncodeImage(ctx context.Context, img Clip) (Latent, error
 // steps dropped. 39 frames give 3 clips, 15 steps, 12 kept.
 //
 // The encoder is causal in time (step j of a clip sees only the clip's
-// frames up to 4j, 4 being the temporal ratio), so a clip is encoded only as far as its kept steps
-// need: 39 frames encode 17+17+5, not 3x17, for the same latent.
+// frames up to 4j, 4 being the temporal ratio), so a clip is encoded only
+// as far as its kept steps need: 39 frames encode 17+17+5, not 3x17, for
+// the same latent. arch.EncodedFrames states the same rule for the
+// planner; TestVideoEncodeSkipsDroppedFrames holds the two together.
 func (e *VideoEncoder) EncodeVideo(ctx context.Context, v Clip) (Latent, error) {
 	if v.T < 2 {
 		return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames; use EncodeImage for one", v.T)
