@@ -239,17 +239,32 @@ func TileCount(n, tile, minOverlap int) int {
 	return count
 }
 
+// EncodedClips is the frames the video VAE encoder runs over, clip by
+// clip, for a video of n > 1 frames: clips of clip frames (the last padded
+// by repeating its last frame), each to (clip-1)/ratio+1 latent steps, of
+// which the last drop are dropped. The encoder is causal in time (step j
+// of a clip sees its frames up to ratio·j), so each clip is cut after the
+// last frame its kept steps see: the release's 17k+5 frames encode 17k+5,
+// not the 17(k+1) of whole clips. vae's EncodeVideo encodes these cuts and
+// the planner prices reference clips by their sum (EncodedFrames).
+func EncodedClips(n, clip, ratio, drop int) []int {
+	per := (clip-1)/ratio + 1
+	keep := (n+clip-1)/clip*per - drop
+	var cuts []int
+	for at := 0; at < keep; at += per {
+		cuts = append(cuts, (min(per, keep-at)-1)*ratio+1)
+	}
+	return cuts
+}
+
 // EncodedFrames is how many frames the video VAE encoder runs over for a
-// clip of n > 1 frames: clips of clip frames (the last padded), each to
-// (clip-1)/ratio+1 latent steps, of which the last drop are dropped; the
-// encoder is causal, so each clip is cut after the last frame its kept
-// steps see. vae's EncodeVideo encodes that many (its test counts them)
-// and the planner prices clip work by it: the release's 17k+5 frames
-// encode 17k+5, not the 17(k+1) of whole clips.
+// clip of n > 1 frames: EncodedClips' cuts together.
 func EncodedFrames(n, clip, ratio, drop int) int {
-	steps := (clip-1)/ratio + 1
-	clips := (n + clip - 1) / clip
-	return (clips-1)*((steps-1)*ratio+1) + (steps-drop-1)*ratio + 1
+	total := 0
+	for _, f := range EncodedClips(n, clip, ratio, drop) {
+		total += f
+	}
+	return total
 }
 
 // DecoderCallBytes is the compute scratch ggml reserves for one ViT

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
 	"h3studio/engine/tap"
 	"h3studio/engine/weights"
@@ -69,32 +70,32 @@ func (e *VideoEncoder) EncodeImage(ctx context.Context, img Clip) (Latent, error
 // EncodeVideo encodes frames (values in [-1, 1]) the release's way: clips of
 // vae_clip_length frames (the last one padded by repeating its last frame),
 // each to ceil(clip/4) steps, concatenated, and the final vae_token_drop
-// steps dropped. 39 frames give 3 clips, 15 steps, 12 kept.
-//
-// The encoder is causal in time (step j of a clip sees only the clip's
-// frames up to 4j, 4 being the temporal ratio), so a clip is encoded only
-// as far as its kept steps need: 39 frames encode 17+17+5, not 3x17, for
-// the same latent. arch.EncodedFrames states the same rule for the
-// planner; TestVideoEncodeSkipsDroppedFrames holds the two together.
+// steps dropped. 39 frames give 3 clips, 15 steps, 12 kept. Each clip is
+// encoded only as far as its kept steps see (arch.EncodedClips: the
+// encoder is causal in time), so 39 frames encode 17+17+5, not 3x17, for
+// the same latent; the planner prices the same cuts.
 func (e *VideoEncoder) EncodeVideo(ctx context.Context, v Clip) (Latent, error) {
 	if v.T < 2 {
 		return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames; use EncodeImage for one", v.T)
 	}
 	n, r := e.cfg.ClipLength, e.cfg.TemporalRatio()
-	per := (n-1)/r + 1 // steps of one clip
-	keep := (v.T+n-1)/n*per - e.cfg.TokenDrop
+	cuts := arch.EncodedClips(v.T, n, r, e.cfg.TokenDrop)
+	keep := 0
+	for _, frames := range cuts {
+		keep += (frames-1)/r + 1
+	}
 	var out vol
-	for start, at := 0, 0; at < keep; start += n {
-		steps := min(per, keep-at)
-		frames := (steps-1)*r + 1 // all that those steps see
-		m, err := e.moments(ctx, e.normalise(clipFrames(v, start, frames)))
+	at := 0
+	for i, frames := range cuts {
+		steps := (frames-1)/r + 1
+		m, err := e.moments(ctx, e.normalise(clipFrames(v, i*n, frames)))
 		if err != nil {
 			return Latent{}, err
 		}
 		if m.t != steps {
 			return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames gave %d steps, want %d", frames, m.t, steps)
 		}
-		if at == 0 {
+		if i == 0 {
 			out = newVol(m.c, keep, m.h, m.w)
 		}
 		out.paste(m, at, 0, 0)
