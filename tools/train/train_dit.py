@@ -53,10 +53,18 @@ SHIFT_V, SHIFT_A = 12.0, 3.0
 
 # ---------------------------------------------------------------- inputs
 
-def prepare(examples, part, device, tasks, rng, group_size=32):
+def prepare(examples, part, device, tasks, rng, group_size=8, spent=None):
     """Each example as (video latent, audio latent, Qwen states, tags,
     payload extras), encoded in groups of one frame count; the frames are
-    dropped once encoded (20,000 clips would not fit in memory)."""
+    dropped once encoded (20,000 clips would not fit in memory). Groups of
+    8: at 32, eight ranks' encodes held 122 GB of the GPU at once, past an
+    H100's 80. spent: seconds by part of the work (world, encode, each
+    task's conditioning), added up there: where a call's making goes."""
+    spent = {} if spent is None else spent
+
+    def timed(key, t):
+        spent[key] = spent.get(key, 0.0) + time.time() - t
+
     intermediate_on(device)
     vae = demo.build_video_vae(part, device=device)
     avae = demo.build_audio_vae(part, device=device)
@@ -67,9 +75,14 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
         fr = np.stack([arr["frames"] for _, arr in group])
         x = torch.from_numpy(fr).to(device).permute(0, 4, 1, 2, 3).float() * (2.0 / 255.0) - 1.0
         wav = torch.from_numpy(np.stack([arr["audio"] for _, arr in group])).to(device)
+        t = time.time()
         with torch.no_grad():
             zv, za = vae.encode(x), avae.encode(wav)
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
+        timed("encode", t)
         for j, (meta, arr) in enumerate(group):
+            t = time.time()
             lat = (zv[j:j + 1].float().contiguous(), za[j:j + 1].float().contiguous())
             bg = world.BACKGROUNDS[meta["spec"]["background"]]
             cells = torch.from_numpy(world.object_cells(arr["frames"], bg, zv.shape[2])).to(device)[None, None]
@@ -81,22 +94,27 @@ def prepare(examples, part, device, tasks, rng, group_size=32):
             else:
                 st, tags, extra = None, None, {}
                 texts.append(meta["prompt"])
+            timed(task, t)
             items.append({"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
                           "extra": extra, "cells": cells})
 
+    t = time.time()
     for meta, arr in examples:
-        if meta["task"].lower() not in tasks:
-            continue
-        g = pending.setdefault(arr["frames"].shape[0], [])
-        g.append((meta, arr))
-        if len(g) == group_size:
-            flush(g)
-            g.clear()
+        timed("world", t)
+        if meta["task"].lower() in tasks:
+            g = pending.setdefault(arr["frames"].shape[0], [])
+            g.append((meta, arr))
+            if len(g) == group_size:
+                flush(g)
+                g.clear()
+        t = time.time()
     for g in pending.values():
         if g:
             flush(g)
     if texts:
+        t = time.time()
         states = cond.text_only(texts)
+        timed("t2va", t)
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
@@ -253,10 +271,12 @@ def train(rank, a):
                            workers=max(1, a.workers // world), two_share=a.two_share)
     vaes = vae_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
-    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng), a.keep, vaes)
+    spent = {}
+    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng, spent=spent), a.keep, vaes)
     items = with_layouts(items)
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
-    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0)
+    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0,
+              making={k: round(v, 1) for k, v in spent.items()})
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if rank == 0 else None
