@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Loss curves of the demo model's training logs (tools/train/logs/*.jsonl)
-as one PNG: python3 tools/train/plot.py --out docs/demo-training.png"""
+as one PNG: python3 tools/train/plot.py --out docs/demo-training.png
+(run_gpu.sh makes it after each call; unpack.sh puts it in docs/)"""
 
 import argparse
 import glob
@@ -41,23 +42,29 @@ def main():
 
     s = series(glob.glob(os.path.join(a.logs, "*.jsonl")))
     stages = sorted({st for st, _, _ in s})
-    fig, axes = plt.subplots(1, len(stages), figsize=(5 * len(stages), 5.2))
+    fig, axes = plt.subplots(1, len(stages), figsize=(5 * len(stages), 4))
     axes = axes if len(stages) > 1 else [axes]
-    # one colour per run, one line style per loss: the DiT's video and
-    # audio losses of a run share its colour
-    runs = sorted({run for _, _, run in s})
-    colour = {run: plt.cm.tab20(i % 20) for i, run in enumerate(runs)}
-    style = {"loss": "-", "loss_video": "-", "loss_audio": ":"}
+    # one colour per loss (a decoder-only run's loss apart), one line per
+    # run, and a legend of the losses alone: with a legend entry per run,
+    # sixty runs left no room for the curves
+    colour = {"loss": "tab:blue", "loss_video": "tab:blue", "loss_audio": "tab:orange",
+              "decoder": "tab:green"}
     for ax, st in zip(axes, stages):
+        labelled = set()
         for (st2, k, run), pts in sorted(s.items()):
-            if st2 == st:
-                pts.sort()
-                ax.plot([x for x, _ in pts], [y for _, y in pts], style[k], color=colour[run],
-                        label=f"{k.removeprefix('loss_') if k != 'loss' else 'loss'} {run}", lw=1)
-        ax.set_title(st)
+            if st2 != st:
+                continue
+            kind = "decoder" if run.endswith("decoder only") else k
+            name = {"decoder": "loss, decoder only", "loss": "loss"}.get(kind, kind.removeprefix("loss_"))
+            pts.sort()
+            ax.plot([x for x, _ in pts], [y for _, y in pts], color=colour[kind], lw=1,
+                    label=None if kind in labelled else name)
+            labelled.add(kind)
+        runs = len({run for st2, _, run in s if st2 == st})
+        ax.set_title(f"{st} ({runs} runs)")
         ax.set_xlabel("optimizer step")
         ax.set_yscale("log")
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)
 
