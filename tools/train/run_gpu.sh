@@ -104,4 +104,8 @@ mkdir -p /tmp/logs && cp tools/train/logs/*.jsonl /tmp/logs/ 2>/dev/null || true
 cp "$OUT"/*.jsonl /tmp/logs/ 2>/dev/null || true
 python3 tools/train/plot.py --logs /tmp/logs --out "$OUT/demo-training.png" || true
 pack
+# the device tool brings back 8 files of $OUT and leaves out the rest (the
+# decoder's log among them, every call so far): the logs go back as one tar
+(cd "$OUT" && ls | grep -v -e '^snapshot\.tar\.' -e '^demo-training\.png$' -e '^logs\.tar$' >/tmp/out-logs &&
+  tar cf logs.tar -T /tmp/out-logs && xargs rm -f </tmp/out-logs)
 ls -la "$OUT"
