@@ -320,6 +320,15 @@ class ObjectCells(unittest.TestCase):
         want[1, 1:3, 2:4] = 1
         np.testing.assert_array_equal(cells, want)
 
+    def test_a_pixel_is_a_shapes_past_12_on_any_channel_either_way(self):
+        bg = world.BACKGROUNDS["gray"]  # (120, 120, 120): room above and below
+        frames = np.broadcast_to(np.asarray(bg, np.uint8), (1, 32, 32, 3)).copy()
+        frames[0, 0, 0] = (132, 108, 120)  # 12 over and 12 under: still the background
+        frames[0, 0, 16] = (120, 120, 133)  # 13 over on blue alone
+        frames[0, 16, 0] = (120, 107, 120)  # 13 under on green alone
+        cells = world.object_cells(frames, bg, latent_t=1)
+        np.testing.assert_array_equal(cells[0], [[0, 1], [1, 0]])
+
     def test_world_clips_cover_a_few_cells(self):
         for meta, arrays in examples(seed=2, count=6):
             clip = world.Clip.from_json(meta["spec"])

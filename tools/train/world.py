@@ -463,7 +463,12 @@ def object_cells(frames, background, latent_t, cell=16):
     of a clip's), so an unweighted loss is mostly the background's (the first DiT run drew the background and
     faint shapes): train_dit.py weighs the shapes' cells up."""
     f, h, w = frames.shape[:3]
-    px = (np.abs(frames.astype(np.int16) - np.asarray(background, np.int16)).max(-1) > 12)
+    # per channel, a table of the 256 values far from the background's:
+    # three lookups on the uint8 frames take a third of the time of their
+    # int16 difference, and train_dit.py makes this for every example
+    px = np.zeros((f, h, w), bool)
+    for c in range(3):
+        px |= (np.abs(np.arange(256) - int(background[c])) > 12)[frames[..., c]]
     cells = px.reshape(f, h // cell, cell, w // cell, cell).any(axis=(2, 4))
     return np.stack([part.any(0) for part in np.array_split(cells, latent_t, axis=0)]).astype(np.float32)
 
