@@ -220,14 +220,29 @@ def at_sigma(ref, item, sv, ev, ea, seed):
     return (xv, xa, ts, item["states"], payload), (zv - ev, za - ea)
 
 
-def flow_loss(model, ref, batch, gen, rng, boost=0.0):
+def video_weights(item, shape, boost=0.0, key_boost=0.0):
+    """The weight of each of a clip's video latent values in the loss
+    (flow_loss normalises them to a mean of 1): 1, plus boost on the
+    shapes' cells (world.object_cells), plus key_boost on the latent steps
+    of an FL2VA clip's keyframes. A render's first frame is the DiT's copy
+    of the anchor it is given, and that copy, not the VAE, now costs the
+    held-out first frames 2.1 dB (README, fifteenth session). The world's
+    anchors are a clip's first and last frames: latent steps 0 and T-1."""
+    w = 1.0 + boost * item["cells"].expand(shape)
+    keys = item["extra"].get("keyframes") or []
+    if key_boost and keys:
+        steps = sorted({0 if k["resolved_frame_index"] == 0 else shape[2] - 1 for k in keys})
+        w[:, :, steps] += key_boost
+    return w
+
+
+def flow_loss(model, ref, batch, gen, rng, boost=0.0, key_boost=0.0):
     """The clips' mean flow-matching loss, through one packed forward."""
     clips, targets = zip(*(noisy(ref, it, gen, rng.randrange(1 << 30)) for it in batch))
     outs = packed.velocity(model, ref, list(clips))
     lv = la = 0.0
     for (ov, oa), (tv, ta), it in zip(outs, targets, batch):
-        # the shapes' latent cells weigh 1 + boost (world.object_cells), the mean weight 1
-        w = 1.0 + boost * it["cells"].expand_as(tv)
+        w = video_weights(it, tv.shape, boost, key_boost)
         lv = lv + ((-ov - tv).pow(2) * w).mean() / w.mean()
         la = la + F.mse_loss(-oa, ta)
     n = len(batch)
@@ -298,7 +313,7 @@ def train(rank, a):
         opt.zero_grad(set_to_none=True)
         for _ in range(a.accum):
             batch = [items[rng.randrange(len(items))] for _ in range(a.batch)]
-            loss, lv, la = flow_loss(model, ref, batch, gen, rng, boost=a.boost)
+            loss, lv, la = flow_loss(model, ref, batch, gen, rng, boost=a.boost, key_boost=a.key_boost)
             (loss / a.accum).backward()
             run.append((float(lv), float(la)))
         if reduce_grads(model, world, time.time() - t1 >= budget):
@@ -344,6 +359,8 @@ def main():
     p.add_argument("--accum", type=int, default=1)
     p.add_argument("--ema", type=float, default=0.999)
     p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
+    p.add_argument("--key-boost", type=float, default=0.0,
+                   help="extra video-loss weight on an FL2VA clip's keyframe latent steps (untried: 0)")
     p.add_argument("--state", default="", help="a folder on this machine for what the next call here resumes "
                    "(prepared examples, optimizer); none: a fresh start each run")
     p.add_argument("--two-share", type=float, default=None,
