@@ -80,26 +80,27 @@ func (e *VideoEncoder) EncodeVideo(ctx context.Context, v Clip) (Latent, error) 
 	}
 	n, r := e.cfg.ClipLength, e.cfg.TemporalRatio()
 	cuts := arch.EncodedClips(v.T, n, r, e.cfg.TokenDrop)
+	steps := make([]int, len(cuts)) // the latent steps each cut gives
 	keep := 0
-	for _, frames := range cuts {
-		keep += (frames-1)/r + 1
+	for i, frames := range cuts {
+		steps[i] = (frames-1)/r + 1
+		keep += steps[i]
 	}
 	var out vol
 	at := 0
 	for i, frames := range cuts {
-		steps := (frames-1)/r + 1
 		m, err := e.moments(ctx, e.normalise(clipFrames(v, i*n, frames)))
 		if err != nil {
 			return Latent{}, err
 		}
-		if m.t != steps {
-			return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames gave %d steps, want %d", frames, m.t, steps)
+		if m.t != steps[i] {
+			return Latent{}, fmt.Errorf("vae: EncodeVideo: %d frames gave %d steps, want %d", frames, m.t, steps[i])
 		}
 		if i == 0 {
 			out = newVol(m.c, keep, m.h, m.w)
 		}
 		out.paste(m, at, 0, 0)
-		at += steps
+		at += steps[i]
 	}
 	return e.whiten(out), nil
 }
