@@ -8,7 +8,7 @@ mkdir -p tools/train/logs/gpu
 # leaves them loose)
 logs=$1
 if [ -f "$1/logs.tar" ]; then
-  logs=$(mktemp -d) && tar xf "$1/logs.tar" -C "$logs"
+  logs=$(mktemp -d) && trap 'rm -rf "$logs"' EXIT && tar xf "$1/logs.tar" -C "$logs"
 fi
 cp "$logs"/*.jsonl tools/train/logs/ 2>/dev/null || true
 stamp=$(ls "$logs"/dit-*.jsonl "$logs"/video_vae-*.jsonl 2>/dev/null | head -1 | sed 's/.*-\([0-9T]*\)\.jsonl$/\1/') || true
