@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A DiT call sized to the device time left, for when a machine comes late
+# (README: Next runs). The device tool counts its time from the asking,
+# the machine's start included, and stops a call at what is left: a DiT
+# stage stopped that way brings nothing back, since the snapshot is
+# written at its end. So the call's own clock starts from when it was
+# asked for, and the DiT's minutes are what remains of the budget:
+#   tools/train/run_budget.sh ASKED_EPOCH BUDGET_S DIT_EXAMPLES
+# ASKED_EPOCH: `date +%s` here just before the call; BUDGET_S: status's
+# budget_left_s then. The other settings (MPS, RANKS, DBATCH, ...) pass
+# through to run_gpu.sh as they are.
+set -euo pipefail
+asked=$1 budget=$2 examples=$3
+# MARGIN: seconds kept for run_gpu.sh's stages around the DiT (the packed
+# forward's test, the probe, the plot, the pack) and the files' way back
+margin=${MARGIN:-75}
+# (the two machines' clocks agree to a second or so; a start is taken
+# to have cost at least 40 s, the least seen, should they not)
+spent=$(($(date +%s) - asked)); [ "$spent" -ge 40 ] || spent=40
+left=$((budget - spent - 15))
+minutes=$(python3 -c "print(round(($left - $margin) / 60, 1))")
+echo "run_budget.sh: ${left} s left of ${budget}; the DiT gets ${minutes} minutes"
+if python3 -c "import sys; sys.exit(0 if $minutes >= 4 else 1)"; then
+  exec timeout "$left" bash "$(dirname "$0")/run_gpu.sh" 0 "$minutes" "$examples"
+fi
+echo "run_budget.sh: too little time left for the DiT to make its examples and train" >&2
+exit 1
