@@ -18,6 +18,8 @@ margin=${MARGIN:-75}
 # to have cost at least 40 s, the least seen, should they not)
 spent=$(($(date +%s) - asked)); [ "$spent" -ge 40 ] || spent=40
 left=$((budget - spent - 15))
+# and no more than one command's limit (600 s), less the same margin
+[ "$left" -le 585 ] || left=585
 minutes=$(python3 -c "print(round(($left - $margin) / 60, 1))")
 echo "run_budget.sh: ${left} s left of ${budget}; the DiT gets ${minutes} minutes"
 if python3 -c "import sys; sys.exit(0 if $minutes >= 4 else 1)"; then
