@@ -1,0 +1,77 @@
+"""run_budget.sh's sizing: the DiT minutes and the call's timeout it hands
+run_gpu.sh for a budget and a time of asking, and the calls it declines.
+A `timeout` earlier on PATH stands in for the real one and reports the
+arguments instead of running the training.
+
+  python3 -m unittest test_run_budget     (bash; make train-check)
+"""
+
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "run_budget.sh")
+
+
+class RunBudget(unittest.TestCase):
+    def setUp(self):
+        self.bin = tempfile.TemporaryDirectory()
+        fake = os.path.join(self.bin.name, "timeout")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "timeout $*"\n')
+        os.chmod(fake, 0o755)
+
+    def tearDown(self):
+        self.bin.cleanup()
+
+    def call(self, spent_s, budget_s, examples=3200, **env):
+        """(exit status, [timeout's seconds, DiT minutes, examples] or None)."""
+        asked = int(time.time()) - spent_s
+        e = dict(os.environ, PATH=self.bin.name + os.pathsep + os.environ["PATH"], **env)
+        r = subprocess.run(["bash", SCRIPT, str(asked), str(budget_s), str(examples)],
+                           capture_output=True, text=True, env=e)
+        for line in r.stdout.splitlines():
+            if line.startswith("timeout "):
+                w = line.split()
+                return r.returncode, [int(w[1]), float(w[-2]), int(w[-1])] if w[-3] == "0" else None
+        return r.returncode, None
+
+    def test_late_machine_gets_what_is_left(self):
+        # 800 s of budget, 200 s spent starting: 585 s left, 8.5 DiT minutes
+        # after the margin; 300 s spent: 485 s, 6.8 minutes
+        rc, args = self.call(200, 800)
+        self.assertEqual(rc, 0)
+        self.assertLessEqual(abs(args[0] - 585), 1)
+        self.assertAlmostEqual(args[1], 8.5, delta=0.05)
+        self.assertEqual(args[2], 3200)
+        rc, args = self.call(300, 800)
+        self.assertLessEqual(abs(args[0] - 485), 1)
+        self.assertAlmostEqual(args[1], 6.8, delta=0.05)
+
+    def test_full_budget_is_capped_at_one_command(self):
+        rc, args = self.call(60, 1800)
+        self.assertLessEqual(abs(args[0] - 585), 1)
+
+    def test_start_counts_at_least_forty_seconds(self):
+        # a clock that says no time passed still books the shortest start seen
+        _, late = self.call(0, 600)
+        _, seen = self.call(40, 600)
+        self.assertLessEqual(abs(late[0] - seen[0]), 1)
+        self.assertEqual(late[1:], seen[1:])
+
+    def test_declines_under_six_minutes(self):
+        rc, args = self.call(150, 600)  # 435 s left: 6.0 minutes after the margin
+        self.assertEqual(rc, 0)
+        self.assertAlmostEqual(args[1], 6.0, delta=0.05)
+        rc, args = self.call(160, 600)  # 425 s left: 5.8 minutes
+        self.assertNotEqual(rc, 0)
+        self.assertIsNone(args)
+        rc, args = self.call(160, 600, MIN_DIT="5")
+        self.assertEqual(rc, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
