@@ -18,15 +18,17 @@ margin=${MARGIN:-75}
 # to have cost at least 40 s, the least seen, should they not)
 spent=$(($(date +%s) - asked)); [ "$spent" -ge 40 ] || spent=40
 left=$((budget - spent - 15))
-# and no more than one command's limit (600 s), less the same margin
+# and no more than one command's limit (600 s), less those 15 s
 [ "$left" -le 585 ] || left=585
-minutes=$(python3 -c "print(round(($left - $margin) / 60, 1))")
-echo "run_budget.sh: ${left} s left of ${budget}; the DiT gets ${minutes} minutes"
-# MIN_DIT: the fewest DiT minutes worth a call. The calls that moved the
-# held-out figures had six or more; one of 4.2 minutes (631 steps after a
-# fresh warm-up) scored no better than its start (README, seventeenth)
-if python3 -c "import sys; sys.exit(0 if $minutes >= ${MIN_DIT:-6} else 1)"; then
+# MIN_DIT: the fewest DiT minutes (whole) worth a call. The calls that
+# moved the held-out figures had six or more; one of 4.2 minutes (631
+# steps after a fresh warm-up) scored no better than its start (README,
+# seventeenth). Tenths of a minute, rounded, in shell arithmetic:
+tenths=$(((($left - margin) * 10 + 30) / 60))
+if [ "$tenths" -ge $((${MIN_DIT:-6} * 10)) ]; then
+  minutes=$((tenths / 10)).$((tenths % 10))
+  echo "run_budget.sh: ${left} s left of ${budget}; the DiT gets ${minutes} minutes"
   exec timeout "$left" bash "$(dirname "$0")/run_gpu.sh" 0 "$minutes" "$examples"
 fi
-echo "run_budget.sh: too little time left for the DiT to make its examples and train" >&2
+echo "run_budget.sh: ${left} s left of ${budget}, too little for the DiT to make its examples and train ${MIN_DIT:-6} minutes" >&2
 exit 1

@@ -50,6 +50,9 @@ class RunBudget(unittest.TestCase):
         rc, args = self.call(300, 800)
         self.assertLessEqual(abs(args[0] - 485), 1)
         self.assertAlmostEqual(args[1], 6.8, delta=0.05)
+        # 584 s left: 509 s of DiT, 8.48 minutes, given to the nearest tenth
+        rc, args = self.call(200, 799)
+        self.assertAlmostEqual(args[1], 8.5, delta=0.05)
 
     def test_full_budget_is_capped_at_one_command(self):
         rc, args = self.call(60, 1800)
