@@ -4,6 +4,7 @@ generator made, and the held-out split must hold.
   python3 -m unittest discover -s tools/train     (or make train-check)
 """
 
+import argparse
 import collections
 import dataclasses
 import hashlib
@@ -18,6 +19,7 @@ import unittest
 import numpy as np
 
 import clipio
+import data
 import measure
 import world
 
@@ -244,6 +246,44 @@ class TwoObjectShare(unittest.TestCase):
     def test_world_share_unless_asked(self):
         self.assertLess(self.share(None), 0.25)
         self.assertGreater(self.share(None), 0.08)
+
+
+class TaskShares(unittest.TestCase):
+    # train_dit.py's --task-share: the tasks in the asked proportions, a
+    # task left out never drawn, the world's own thirds unless asked, and
+    # a clear refusal of a malformed option.
+    def tasks(self, task_shares, n=600):
+        heldout = world.load_heldout()
+        clips = [world.sample_clip(random.Random(f"t:{i}"), "train", heldout, task_shares=task_shares)
+                 for i in range(n)]
+        return {t: sum(c.task == t for c in clips) / n for t in world.TASKS}
+
+    def test_asked_shares(self):
+        got = self.tasks(world.parse_task_shares("t2va=0.3,fl2va=0.1,ref2va=0.6"))
+        for task, want in (("T2VA", 0.3), ("FL2VA", 0.1), ("Ref2VA", 0.6)):
+            self.assertAlmostEqual(got[task], want, delta=0.06, msg=task)
+
+    def test_left_out_task_never_drawn(self):
+        got = self.tasks(world.parse_task_shares("T2VA=1,Ref2VA=3"))
+        self.assertEqual(got["FL2VA"], 0.0)
+        self.assertAlmostEqual(got["Ref2VA"], 0.75, delta=0.06)
+
+    def test_training_stream_passes_them_on(self):
+        # what train_dit.py reads: data.stream, both its paths
+        only = world.parse_task_shares("ref2va=1")
+        for audio_only, count in ((True, 40), (False, 3)):
+            got = [m["task"] for m, _ in data.stream(1, count=count, workers=1, audio_only=audio_only,
+                                                      task_shares=only)]
+            self.assertEqual(got, ["Ref2VA"] * count, audio_only)
+
+    def test_thirds_unless_asked(self):
+        for share in self.tasks(None).values():
+            self.assertAlmostEqual(share, 1 / 3, delta=0.06)
+
+    def test_malformed_refused(self):
+        for text in ("t2va=x", "video=1", "t2va=1,T2VA=2", "t2va=-1", "t2va=inf", "t2va=0,fl2va=0"):
+            with self.assertRaises(argparse.ArgumentTypeError, msg=text):
+                world.parse_task_shares(text)
 
 
 class Clips(unittest.TestCase):

@@ -283,7 +283,8 @@ def train(rank, a):
     # each rank makes and encodes its own share of the examples
     start = int(done.get("examples_seen", 0)) + rank * (a.examples // world)
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
-                           workers=max(1, a.workers // world), two_share=a.two_share)
+                           workers=max(1, a.workers // world), two_share=a.two_share,
+                           task_shares=a.task_share)
     vaes = vae_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
     spent = {}
@@ -365,6 +366,9 @@ def main():
                    "(prepared examples, optimizer); none: a fresh start each run")
     p.add_argument("--two-share", type=float, default=None,
                    help="the share of two-object clips among the examples made (the world's own: about 0.15)")
+    p.add_argument("--task-share", type=world.parse_task_shares, default=None,
+                   help="the tasks' weights among the examples made, e.g. t2va=0.35,fl2va=0.25,ref2va=0.4 "
+                   "(the world's own: a third each)")
     p.add_argument("--keep", type=int, default=3000, help="with --state: examples each rank keeps across calls")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", default="")

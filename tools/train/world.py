@@ -258,15 +258,18 @@ def second_thing(rng, things, frames, width, height, tries=SECOND_TRIES):
     return None
 
 
-def sample_clip(rng, split, heldout, task=None, canvas=CANVAS, two_share=None):
+def sample_clip(rng, split, heldout, task=None, canvas=CANVAS, two_share=None, task_shares=None):
     """A random clip of the split. Rules, enforced by rejection so every
     draw stays deterministic: distinct colours; the two objects' paths never
     meet; clicks only when exactly one object bounces; the train split never
     contains a held-out triple; a heldout clip's first object is one.
     two_share: the share of two-object clips, decided before the draws (a
     training option; the world's own share, about 15 %, is what rejection
-    leaves of a third)."""
+    leaves of a third). task_shares: {task: weight} for the task's draw
+    where none is given (a training option; the world's own: a third each)."""
     width, height = canvas
+    if task is None and task_shares is not None:
+        task = rng.choices(TASKS, weights=[task_shares.get(t, 0.0) for t in TASKS])[0]
     task = task or rng.choice(TASKS)
     two = None if two_share is None else rng.random() < two_share
     for _ in range(10000):
@@ -416,11 +419,11 @@ def render_audio(clip):
     return np.stack([mono * np.cos(theta), mono * np.sin(theta)]).astype(np.float32)
 
 
-def example(seed, index, split, heldout, task=None, canvas=CANVAS, two_share=None):
+def example(seed, index, split, heldout, task=None, canvas=CANVAS, two_share=None, task_shares=None):
     """Example `index` of a dataset seeded `seed`: (meta, arrays). Seeding by
     the string keeps each example independent of the count asked for."""
     rng = random.Random(f"demo-world:{seed}:{split}:{index}")
-    clip = sample_clip(rng, split, heldout, task, canvas, two_share)
+    clip = sample_clip(rng, split, heldout, task, canvas, two_share, task_shares)
     prompt = prompt_for(clip, rng)
     meta = {"id": f"{split}-{seed}-{index:06d}", "task": clip.task, "prompt": prompt, "spec": clip.to_json()}
     arrays = {"frames": render_frames(clip), "audio": render_audio(clip)}
@@ -442,6 +445,28 @@ def parse_canvas(text):
             f"canvas {text}: width and height must be multiples of 32 (the model's cell), e.g. 128x128"
         )
     return w, h
+
+
+def parse_task_shares(text):
+    """"t2va=0.3,fl2va=0.2,ref2va=0.5" (any case, weights need not add up
+    to one) -> {task: weight}; a task left out is never drawn."""
+    names = {t.lower(): t for t in TASKS}
+    shares = {}
+    for part in text.split(","):
+        name, _, weight = part.partition("=")
+        task = names.get(name.strip().lower())
+        try:
+            value = float(weight)
+        except ValueError:
+            value = -1.0
+        if task is None or task in shares or not (0 <= value < math.inf):
+            raise argparse.ArgumentTypeError(
+                f"task shares {text!r}: name each of {', '.join(names)} at most once, as name=weight, "
+                "e.g. t2va=0.35,fl2va=0.25,ref2va=0.4")
+        shares[task] = value
+    if sum(shares.values()) <= 0:
+        raise argparse.ArgumentTypeError(f"task shares {text!r}: at least one weight must be over 0")
+    return shares
 
 
 def write(out, split, count, seed, task=None, canvas=CANVAS):
