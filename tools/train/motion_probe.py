@@ -11,14 +11,24 @@ opposite motion's ("moves left" -> "moves right", "grows" -> "shrinks",
 "stays still" <-> "bounces"), and with its colour swapped. A DiT that
 draws the named motion loses more with the wrong motion word; one that
 ignores the word loses the same (ratio 1). The colour swap gives the
-scale of a word the DiT does read. The Qwen states come from HF's
-Qwen3-VL through inputs.Conditioner, as in training (the GPU machine's
-Python: transformers).
+scale of a word the DiT does read.
+
+Then the binding of colours to shapes, on two-shape T2VA clips: the loss
+on both shapes' cells with the clip's own prompt and with the two colour
+words exchanged ("a cyan square grows and a yellow circle sinks" -> "a
+yellow square grows and a cyan circle sinks"). The same words are there
+in both; only which shape each belongs to differs, so a ratio of 1 is a
+DiT that paints both colours without knowing which goes where (what the
+eighteenth session saw in its two-object renders).
+
+The Qwen states come from HF's Qwen3-VL through inputs.Conditioner, as in
+training (the GPU machine's Python: transformers).
 """
 
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -35,6 +45,7 @@ OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up",
 SIGMAS = (0.5, 0.7, 0.85, 0.93)
 PROBE_INDEX = 900000  # far past any training stream's indices
 VARIANTS = ("own", "motion swapped", "colour swapped")
+BINDING = ("own", "colours exchanged")
 
 
 def swapped_motion(prompt, thing):
@@ -45,6 +56,27 @@ def swapped_motion(prompt, thing):
 def swapped_colour(prompt, thing):
     other = next(c for c in sorted(world.COLOURS) if c != thing.colour and c not in prompt)
     return prompt.replace(thing.colour, other, 1)
+
+
+def exchanged_colours(prompt, things):
+    """The prompt with the two shapes' colour words exchanged (whole words:
+    "red" in "centered" stays)."""
+    a, b = things[0].colour, things[1].colour
+    return re.sub(r"\b(%s|%s)\b" % (a, b), lambda m: b if m.group(1) == a else a, prompt)
+
+
+def binding_clips(count, frames=39):
+    """count two-shape T2VA training-split examples of `frames` frames, each
+    as (arrays, clip, (its prompt, the colours exchanged))."""
+    heldout, out, i = world.load_heldout(), [], PROBE_INDEX
+    while len(out) < count:
+        meta, arr = world.example(22, i, "train", heldout, "T2VA", two_share=1.0)
+        i += 1
+        clip = world.Clip.from_json(meta["spec"])
+        if arr["frames"].shape[0] == frames:
+            p = meta["prompt"]
+            out.append((arr, clip, (p, exchanged_colours(p, clip.things))))
+    return out
 
 
 def probe_clips(count, frames=39):
@@ -76,12 +108,12 @@ def encode(part, clips, device):
 
 
 def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
-    """[sigma, variant] mean loss on the shape cells; states[k][v] is
+    """[sigma, variant] mean loss on the shapes' cells; states[k][v] is
     (Qwen states, tags) of clip k's prompt variant v."""
     gen = torch.Generator().manual_seed(seed)
     items = [train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}} for st, tg in sts])
              for (zv, za, _), sts in zip(latents, states)]
-    out = np.zeros((len(sigmas), len(VARIANTS)))
+    out = np.zeros((len(sigmas), len(states[0])))
     for i, s in enumerate(sigmas):
         for _ in range(reps):
             for (zv, za, cells), variants in zip(latents, items):
@@ -96,10 +128,13 @@ def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
     return out / (reps * len(latents))
 
 
-def report(table, sigmas=SIGMAS):
+def report(table, binding, sigmas=SIGMAS):
     lines = ["sigma  own prompt  motion swapped (ratio)  colour swapped (ratio)"]
     for s, (own, mot, col) in zip(sigmas, table):
         lines.append(f"{s:5.2f}  {own:10.4f}  {mot:14.4f} ({mot / own:.3f})  {col:14.4f} ({col / own:.3f})")
+    lines.append("sigma  two shapes  colours exchanged (ratio)")
+    for s, (own, ex) in zip(sigmas, binding):
+        lines.append(f"{s:5.2f}  {own:10.4f}  {ex:14.4f} ({ex / own:.3f})")
     return "\n".join(lines)
 
 
@@ -113,20 +148,23 @@ def main():
     import inputs
 
     part = demo.part_dir(a.snapshot)
-    clips = probe_clips(a.count)
-    latents = encode(part, clips, a.device)
+    clips, pairs = probe_clips(a.count), binding_clips(a.count)
+    latents, pair_latents = encode(part, clips, a.device), encode(part, pairs, a.device)
     cond = inputs.Conditioner(part, a.device, demo.build_video_vae(part, device=a.device))
-    by_prompt = cond.text_only([q for _, _, ps in clips for q in ps])
+    by_prompt = cond.text_only([q for _, _, ps in clips + pairs for q in ps])
     states = [[by_prompt[q] for q in ps] for _, _, ps in clips]
+    pair_states = [[by_prompt[q] for q in ps] for _, _, ps in pairs]
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device).eval()
     table = losses(model, ref, latents, states)
-    print(report(table))
+    binding = losses(model, ref, pair_latents, pair_states)
+    print(report(table, binding))
     if a.log:
         step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
         with open(a.log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"stage": "motion_probe", "dit_steps": step, "sigmas": list(SIGMAS),
-                                "loss": {v: list(map(float, table[:, j])) for j, v in enumerate(VARIANTS)}}) + "\n")
+                                "loss": {v: list(map(float, table[:, j])) for j, v in enumerate(VARIANTS)},
+                                "binding": {v: list(map(float, binding[:, j])) for j, v in enumerate(BINDING)}}) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """motion_probe's prompt swaps: every motion phrase becomes its opposite
-motion's, every colour another colour, and nothing else changes.
+motion's, every colour another colour, a two-shape prompt's colours each
+other's, and nothing else changes.
 
   python3 -m unittest test_motion_probe     (needs torch; make train-check)
 """
@@ -32,6 +33,20 @@ class Swaps(unittest.TestCase):
         self.assertTrue(got.endswith(" square moves up on a gray background, a middle tone centered"), got)
         self.assertNotIn("red ", got)
         self.assertIn(got.split()[1], world.COLOURS)
+
+    def test_colours_exchanged_between_the_two_shapes(self):
+        p = "a red square moves up and a cyan circle grows on a gray background, a middle tone centered"
+        things = (world.Thing("square", "red", "up", 0.0, 0.0, 10.0), world.Thing("circle", "cyan", "grow", 0.0, 0.0, 10.0))
+        got = motion_probe.exchanged_colours(p, things)
+        self.assertEqual(got, "a cyan square moves up and a red circle grows on a gray background, a middle tone centered")
+        self.assertEqual(motion_probe.exchanged_colours(got, things), p)
+
+    def test_binding_clips_have_two_shapes_and_the_same_words(self):
+        for arr, clip, (own, exchanged) in motion_probe.binding_clips(3):
+            self.assertEqual(len(clip.things), 2)
+            self.assertEqual(arr["frames"].shape[0], 39)
+            self.assertNotEqual(own, exchanged)
+            self.assertEqual(sorted(own.split()), sorted(exchanged.split()))
 
 
 if __name__ == "__main__":
