@@ -38,9 +38,10 @@ def average(out, snaps):
     if os.path.exists(out):
         raise SystemExit(f"average_dit.py: {out} exists; name a new folder for the averaged snapshot")
     shutil.copytree(snaps[0], out)
-    states = [demo.load_dit(s).state_dict() for s in snaps]
+    models = [demo.load_dit(s) for s in snaps]
+    states = [m.state_dict() for m in models]
     mean = {k: sum(sd[k].float() for sd in states) / len(states) for k in states[0]}
-    model = demo.load_dit(snaps[0])
+    model = models[0]
     model.load_state_dict(mean)
     demo.save_dit(model, out)
     if len(snaps) > 1:

@@ -65,32 +65,30 @@ def exchanged_colours(prompt, things):
     return re.sub(r"\b(%s|%s)\b" % (a, b), lambda m: b if m.group(1) == a else a, prompt)
 
 
-def binding_clips(count, frames=39):
-    """count two-shape T2VA training-split examples of `frames` frames, each
-    as (arrays, clip, (its prompt, the colours exchanged))."""
+def training_clips(seed, count, frames, shapes, two_share, prompts):
+    """count T2VA training-split examples of `frames` frames and `shapes`
+    shapes, each as (arrays, clip, prompts(its prompt, clip)); seeded apart
+    from any training stream (PROBE_INDEX on)."""
     heldout, out, i = world.load_heldout(), [], PROBE_INDEX
     while len(out) < count:
-        meta, arr = world.example(22, i, "train", heldout, "T2VA", two_share=1.0)
+        meta, arr = world.example(seed, i, "train", heldout, "T2VA", two_share=two_share)
         i += 1
         clip = world.Clip.from_json(meta["spec"])
-        if arr["frames"].shape[0] == frames:
-            p = meta["prompt"]
-            out.append((arr, clip, (p, exchanged_colours(p, clip.things))))
+        if len(clip.things) == shapes and arr["frames"].shape[0] == frames:
+            out.append((arr, clip, prompts(meta["prompt"], clip)))
     return out
+
+
+def binding_clips(count, frames=39):
+    """Two-shape clips, each with (its prompt, the colours exchanged)."""
+    return training_clips(22, count, frames, 2, 1.0, lambda p, c: (p, exchanged_colours(p, c.things)))
 
 
 def probe_clips(count, frames=39):
-    """count one-shape T2VA training-split examples of `frames` frames, each
-    as (arrays, clip, its three prompts)."""
-    heldout, out, i = world.load_heldout(), [], PROBE_INDEX
-    while len(out) < count:
-        meta, arr = world.example(21, i, "train", heldout, "T2VA")
-        i += 1
-        clip = world.Clip.from_json(meta["spec"])
-        if len(clip.things) == 1 and arr["frames"].shape[0] == frames:
-            p, t = meta["prompt"], clip.things[0]
-            out.append((arr, clip, (p, swapped_motion(p, t), swapped_colour(p, t))))
-    return out
+    """One-shape clips, each with its three prompts (own, motion swapped,
+    colour swapped)."""
+    return training_clips(21, count, frames, 1, None,
+                          lambda p, c: (p, swapped_motion(p, c.things[0]), swapped_colour(p, c.things[0])))
 
 
 def encode(part, clips, device):
