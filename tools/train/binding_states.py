@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Whether the demo model's Qwen states bind each colour word to its shape:
+linear probes on the text encoder's output for two-shape T2VA prompts.
+
+  python3 tools/train/binding_states.py [--snapshot S] [--count 800] [--log F]
+
+The DiT can only paint "a cyan square ... and a yellow circle" right if
+the states it reads say which colour belongs to which shape. The token
+refiner has no positions (H3-FACTS: no RoPE there), so that has to be in
+the states themselves: a causal encoder carries it to a shape word's
+state from the words before it. For each prompt the probe takes the
+state at the last token of each shape word and, trained on most prompts
+and scored on the rest, predicts the colour named for that shape (one
+linear map, softmax over the 8 colours). "pairwise" is how often the
+probe ranks the shape's own colour above the other shape's: 50 % is a
+state that knows both colours are in the prompt and not which is its
+own. The same probe at the colour words' own last tokens is the scale:
+there the colour is the token itself.
+
+The Qwen states come from HF's Qwen3-VL through inputs.Conditioner, as in
+training (the GPU machine's Python: transformers).
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import demo  # noqa: E402
+import world  # noqa: E402
+
+SEED = 23  # apart from training's streams and motion_probe's clips
+SITES = ("shape 1", "shape 2", "colour 1", "colour 2")
+
+
+def prompts(count, seed=SEED):
+    """count two-shape T2VA training-split prompts with their clips."""
+    rng, heldout = random.Random(seed), world.load_heldout()
+    out = []
+    while len(out) < count:
+        clip = world.sample_clip(rng, "train", heldout, "T2VA", two_share=1.0)
+        out.append((world.prompt_for(clip, rng), clip))
+    return out
+
+
+def word_ends(prompt, things):
+    """Character index of the last letter of each site's word, in SITES
+    order: both shape words, then both colour words."""
+    spans = [re.search(r"\b%s %s\b" % (t.colour, t.shape), prompt) for t in things]
+    return [m.end() - 1 for m in spans] + [m.start() + len(t.colour) - 1 for m, t in zip(spans, things)]
+
+
+def token_at(offsets, char):
+    """Index of the token whose characters cover `char`."""
+    return next(i for i, (s, e) in enumerate(offsets) if s <= char < e)
+
+
+def fit_probe(x, y, classes, steps=400, decay=1e-3):
+    """Multinomial logistic regression on standardised features."""
+    mean, std = x.mean(0), x.std(0) + 1e-8
+    w = torch.zeros(x.shape[1], classes, requires_grad=True)
+    b = torch.zeros(classes, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], max_iter=steps, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(((x - mean) / std) @ w + b, y) + decay * w.pow(2).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    return lambda z: ((z - mean) / std) @ w.detach() + b.detach()
+
+
+def scores(feats, own, other, train):
+    """(top-1 accuracy, pairwise accuracy) of a probe fitted on the first
+    `train` rows and scored on the rest."""
+    probe = fit_probe(feats[:train], own[:train], len(world.COLOURS))
+    logits = probe(feats[train:])
+    rows = torch.arange(logits.shape[0])
+    top1 = (logits.argmax(1) == own[train:]).float().mean()
+    pair = (logits[rows, own[train:]] > logits[rows, other[train:]]).float().mean()
+    return float(top1), float(pair)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--snapshot", default=demo.SNAPSHOT)
+    p.add_argument("--count", type=int, default=800)
+    p.add_argument("--log", default="", help="a jsonl file to append the figures to")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    a = p.parse_args()
+    import inputs
+
+    cond = inputs.Conditioner(demo.part_dir(a.snapshot), a.device, None)
+    items = prompts(a.count)
+    states = cond.text_only([q for q, _ in items])
+    colours = sorted(world.COLOURS)
+    feats = {s: [] for s in SITES}
+    own, other = [], []
+    for q, clip in items:
+        enc = cond.tok(q, add_special_tokens=False, return_offsets_mapping=True)
+        st = states[q][0]
+        assert len(enc["input_ids"]) == st.shape[0], "the probe's tokens differ from the presentation's"
+        for site, char in zip(SITES, word_ends(q, clip.things)):
+            feats[site].append(st[token_at(enc["offset_mapping"], char)].cpu())
+        c = [colours.index(t.colour) for t in clip.things]
+        own.append(c), other.append(c[::-1])
+    own, other = torch.tensor(own), torch.tensor(other)
+    train = a.count * 3 // 4
+    result = {}
+    print(f"{a.count} two-shape prompts, probes fitted on {train}, scored on {a.count - train}")
+    print("site       own colour (top-1)  own over the other's (pairwise)")
+    for site in SITES:
+        k = int(site[-1]) - 1
+        top1, pair = scores(torch.stack(feats[site]).float(), own[:, k], other[:, k], train)
+        result[site] = {"top1": top1, "pairwise": pair}
+        print(f"{site:9s}  {100 * top1:17.1f} %  {100 * pair:30.1f} %")
+    if a.log:
+        with open(a.log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"stage": "binding_states", "count": a.count, "probe": result}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
