@@ -2,7 +2,7 @@
 """Whether the demo model's Qwen states bind each colour word to its shape:
 linear probes on the text encoder's output for two-shape T2VA prompts.
 
-  python3 tools/train/binding_states.py [--snapshot S] [--count 800] [--log F]
+  python3 tools/train/binding_states.py [--snapshot S] [--count 2400] [--log F]
 
 The DiT can only paint "a cyan square ... and a yellow circle" right if
 the states it reads say which colour belongs to which shape. The token
@@ -36,6 +36,7 @@ import world  # noqa: E402
 
 SEED = 23  # apart from training's streams and motion_probe's clips
 SITES = ("shape 1", "shape 2", "colour 1", "colour 2")
+STAGES = ("Qwen states", "refined rows")
 
 
 def prompts(count, seed=SEED):
@@ -90,39 +91,47 @@ def scores(feats, own, other, train):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--snapshot", default=demo.SNAPSHOT)
-    p.add_argument("--count", type=int, default=800)
+    p.add_argument("--count", type=int, default=2400)
     p.add_argument("--log", default="", help="a jsonl file to append the figures to")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args()
     import inputs
 
     cond = inputs.Conditioner(demo.part_dir(a.snapshot), a.device, None)
+    model = demo.load_dit(a.snapshot, device=a.device).eval()
     items = prompts(a.count)
     states = cond.text_only([q for q, _ in items])
     colours = sorted(world.COLOURS)
-    feats = {s: [] for s in SITES}
+    feats = {(g, s): [] for g in STAGES for s in SITES}
     own, other = [], []
     for q, clip in items:
         enc = cond.tok(q, add_special_tokens=False, return_offsets_mapping=True)
         st = states[q][0]
         assert len(enc["input_ids"]) == st.shape[0], "the probe's tokens differ from the presentation's"
+        with torch.no_grad():
+            rows = model.preprocess_text_embeds(st[None].to(a.device))[0].float()
         for site, char in zip(SITES, word_ends(q, clip.things)):
-            feats[site].append(st[token_at(enc["offset_mapping"], char)].cpu())
+            i = token_at(enc["offset_mapping"], char)
+            feats[STAGES[0], site].append(st[i].cpu())
+            feats[STAGES[1], site].append(rows[i].cpu())
         c = [colours.index(t.colour) for t in clip.things]
         own.append(c), other.append(c[::-1])
     own, other = torch.tensor(own), torch.tensor(other)
     train = a.count * 3 // 4
-    result = {}
+    result = {g: {} for g in STAGES}
     print(f"{a.count} two-shape prompts, probes fitted on {train}, scored on {a.count - train}")
-    print("site       own colour (top-1)  own over the other's (pairwise)")
-    for site in SITES:
-        k = int(site[-1]) - 1
-        top1, pair = scores(torch.stack(feats[site]).float(), own[:, k], other[:, k], train)
-        result[site] = {"top1": top1, "pairwise": pair}
-        print(f"{site:9s}  {100 * top1:17.1f} %  {100 * pair:30.1f} %")
+    print("rows          site      own colour (top-1)  own over the other's (pairwise)")
+    for g in STAGES:
+        for site in SITES:
+            k = int(site[-1]) - 1
+            top1, pair = scores(torch.stack(feats[g, site]).float(), own[:, k], other[:, k], train)
+            result[g][site] = {"top1": top1, "pairwise": pair}
+            print(f"{g:12s}  {site:8s}  {100 * top1:17.1f} %  {100 * pair:30.1f} %")
     if a.log:
         with open(a.log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"stage": "binding_states", "count": a.count, "probe": result}) + "\n")
+            step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
+            f.write(json.dumps({"stage": "binding_states", "dit_steps": step, "count": a.count,
+                                "probe": result}) + "\n")
 
 
 if __name__ == "__main__":
