@@ -15,7 +15,12 @@ linear map, softmax over the 8 colours). "pairwise" is how often the
 probe ranks the shape's own colour above the other shape's: 50 % is a
 state that knows both colours are in the prompt and not which is its
 own. The same probe at the colour words' own last tokens is the scale:
-there the colour is the token itself.
+there the colour is the token itself. "shape 2 + colour 1" reads two
+rows at once (their features side by side), the second shape's and the
+first colour's: what attention over several rows has to go on. Each
+probe runs twice: on the Qwen states, and on the rows the DiT's token
+refiner makes of them (what the video rows attend to; the snapshot's
+DiT).
 
 The Qwen states come from HF's Qwen3-VL through inputs.Conditioner, as in
 training (the GPU machine's Python: transformers).
@@ -37,6 +42,7 @@ import world  # noqa: E402
 SEED = 23  # apart from training's streams and motion_probe's clips
 SITES = ("shape 1", "shape 2", "colour 1", "colour 2")
 STAGES = ("Qwen states", "refined rows")
+PAIR = "shape 2 + colour 1"
 
 
 def prompts(count, seed=SEED):
@@ -127,6 +133,10 @@ def main():
             top1, pair = scores(torch.stack(feats[g, site]).float(), own[:, k], other[:, k], train)
             result[g][site] = {"top1": top1, "pairwise": pair}
             print(f"{g:12s}  {site:8s}  {100 * top1:17.1f} %  {100 * pair:30.1f} %")
+        both = torch.cat([torch.stack(feats[g, "shape 2"]), torch.stack(feats[g, "colour 1"])], 1).float()
+        top1, pair = scores(both, own[:, 1], other[:, 1], train)
+        result[g][PAIR] = {"top1": top1, "pairwise": pair}
+        print(f"{g:12s}  {PAIR}  {100 * top1:7.1f} %  {100 * pair:30.1f} %")
     if a.log:
         with open(a.log, "a", encoding="utf-8") as f:
             step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
