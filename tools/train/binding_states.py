@@ -121,7 +121,8 @@ def main():
             feats[STAGES[0], site].append(st[i].cpu())
             feats[STAGES[1], site].append(rows[i].cpu())
         c = [colours.index(t.colour) for t in clip.things]
-        own.append(c), other.append(c[::-1])
+        own.append(c)
+        other.append(c[::-1])
     own, other = torch.tensor(own), torch.tensor(other)
     train = a.count * 3 // 4
     result = {g: {} for g in STAGES}
