@@ -28,7 +28,6 @@ training (the GPU machine's Python: transformers).
 import argparse
 import json
 import os
-import re
 import sys
 
 import numpy as np
@@ -58,13 +57,6 @@ def swapped_colour(prompt, thing):
     return prompt.replace(thing.colour, other, 1)
 
 
-def exchanged_colours(prompt, things):
-    """The prompt with the two shapes' colour words exchanged (whole words:
-    "red" in "centered" stays)."""
-    a, b = things[0].colour, things[1].colour
-    return re.sub(r"\b(%s|%s)\b" % (a, b), lambda m: b if m.group(1) == a else a, prompt)
-
-
 def training_clips(seed, count, frames, shapes, two_share, prompts):
     """count T2VA training-split examples of `frames` frames and `shapes`
     shapes, each as (arrays, clip, prompts(its prompt, clip)); seeded apart
@@ -81,7 +73,7 @@ def training_clips(seed, count, frames, shapes, two_share, prompts):
 
 def binding_clips(count, frames=39):
     """Two-shape clips, each with (its prompt, the colours exchanged)."""
-    return training_clips(22, count, frames, 2, 1.0, lambda p, c: (p, exchanged_colours(p, c.things)))
+    return training_clips(22, count, frames, 2, 1.0, lambda p, c: (p, world.binding_negative(c, p)))
 
 
 def probe_clips(count, frames=39):

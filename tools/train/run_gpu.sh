@@ -17,6 +17,7 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DTWO: the share of two-object clips among the DiT's new examples (the world's own, about 0.15)
 # DTASKS: the tasks' weights among the DiT's new examples (train_dit.py --task-share; a third each)
 # DKEY: the DiT's extra video-loss weight on FL2VA keyframes' latent steps (train_dit.py --key-boost)
+# DBIND: the weight of the DiT's binding term on two-object clips (train_dit.py --bind; 0: none)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
@@ -93,7 +94,7 @@ if [ -n "${VDEC_MIN:-}" ]; then
 fi
 if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
-    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   keep
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"

@@ -34,13 +34,6 @@ class Swaps(unittest.TestCase):
         self.assertNotIn("red ", got)
         self.assertIn(got.split()[1], world.COLOURS)
 
-    def test_colours_exchanged_between_the_two_shapes(self):
-        p = "a red square moves up and a cyan circle grows on a gray background, a middle tone centered"
-        things = (world.Thing("square", "red", "up", 0.0, 0.0, 10.0), world.Thing("circle", "cyan", "grow", 0.0, 0.0, 10.0))
-        got = motion_probe.exchanged_colours(p, things)
-        self.assertEqual(got, "a cyan square moves up and a red circle grows on a gray background, a middle tone centered")
-        self.assertEqual(motion_probe.exchanged_colours(got, things), p)
-
     def test_binding_clips_have_two_shapes_and_the_same_words(self):
         for arr, clip, (own, exchanged) in motion_probe.binding_clips(3):
             self.assertEqual(len(clip.things), 2)

@@ -1,5 +1,6 @@
 """train_dit's video-loss weights: the shapes' cells and, with --key-boost,
-an FL2VA clip's keyframe steps; and flow_loss weighing by them.
+an FL2VA clip's keyframe steps; flow_loss weighing by them, and its
+binding term (--bind) on a clip carrying a negative.
 
   python3 -m unittest test_train_dit     (needs torch and the pinned
   ComfyUI copies for the flow_loss case; make train-check)
@@ -73,12 +74,84 @@ class FlowLossWeighs(unittest.TestCase):
         def video_loss(key_boost):
             torch.manual_seed(3)  # noisy() draws the noise from torch's own generator
             with torch.no_grad():
-                _, lv, _ = train_dit.flow_loss(model, ref, batch, torch.Generator().manual_seed(1), random.Random(2),
+                _, lv, _, _ = train_dit.flow_loss(model, ref, batch, torch.Generator().manual_seed(1), random.Random(2),
                                                boost=4.0, key_boost=key_boost)
             return float(lv)
 
         self.assertEqual(video_loss(0.0), video_loss(0.0))  # the same draws each time
         self.assertNotAlmostEqual(video_loss(0.0), video_loss(6.0), places=4)
+
+
+def two_object_item(gen, negative_len=None, t=6):
+    """A T2VA clip whose negative has its own states (negative_len tokens)
+    or, with None, the clip's own conditioning again."""
+    cells = torch.zeros(1, 1, t, 8, 8)
+    cells[..., 1:3, 1:3] = cells[..., 5:7, 4:6] = 1
+    tags = torch.tensor([1] * 4 + [0] * 18 + [1] * 18)
+    lat = (torch.randn(1, 24, t, 8, 8, generator=gen), torch.randn(1, 32, 2, 20, generator=gen))
+    item = {"task": "t2va", "lat": lat,
+            "states": torch.randn(40, 64, generator=gen), "tags": tags, "extra": {}, "cells": cells}
+    if negative_len is None:
+        item["negative"] = {"states": item["states"], "tags": tags, "extra": {}}
+    else:
+        item["negative"] = {"states": torch.randn(negative_len, 64, generator=gen), "extra": {},
+                            "tags": torch.tensor([1] * 4 + [0] * (negative_len - 22) + [1] * 18)}
+    return item
+
+
+@unittest.skipIf(torch is None or not os.path.exists(REF_MODEL), "needs torch and the pinned ComfyUI copies")
+class BindingTerm(unittest.TestCase):
+    def setUp(self):
+        import demo
+        import train_dit
+
+        self.td = train_dit
+        self.ref = demo.dit_training_shims()
+        self.model = demo.load_dit(demo.SNAPSHOT, device="cpu")
+        self.saved = (train_dit.BIND_MARGIN, train_dit.BIND_MIN_SIGMA)
+        train_dit.BIND_MIN_SIGMA = 0.0  # every draw's sigma counts here
+
+    def tearDown(self):
+        self.td.BIND_MARGIN, self.td.BIND_MIN_SIGMA = self.saved
+
+    def losses(self, batch, bind=1.0, margin=1.25):
+        self.td.BIND_MARGIN = margin
+        torch.manual_seed(3)
+        with torch.no_grad():
+            out = self.td.flow_loss(self.model, self.ref, self.td.with_layouts(batch), torch.Generator().manual_seed(1),
+                                    random.Random(2), boost=4.0, bind=bind)
+        return [float(x) for x in out]
+
+    def test_a_negative_like_its_clip_falls_short_by_the_margin(self):
+        # the negative rides the clip's own noise and sigma: with the same
+        # prompt its loss is the clip's, so the term is (margin - 1) x it
+        batch = [two_object_item(torch.Generator().manual_seed(4))]
+        self.assertEqual(self.losses(batch, margin=1.0)[3], 0.0)
+        short = self.losses(batch)[3]
+        self.assertGreater(short, 0.0)
+        self.assertAlmostEqual(self.losses(batch, margin=2.0)[3], 4 * short, places=5)
+
+    def test_the_term_adds_bind_times_itself_to_the_loss(self):
+        batch = [two_object_item(torch.Generator().manual_seed(4), negative_len=44),
+                 fl2va_item(torch.Generator().manual_seed(9))]
+        total, lv, la, hinge = self.losses(batch, bind=0.5)
+        self.assertGreater(hinge, 0.0)
+        self.assertAlmostEqual(total, lv + la + 0.5 * hinge, places=5)  # lv, la: the means
+        plain = self.losses(batch, bind=0.0)
+        self.assertEqual(plain[3], 0.0)
+        self.assertAlmostEqual(plain[1], lv, places=5)  # the negatives leave the clips' own loss alone
+
+    def test_the_negative_reads_its_own_prompt(self):
+        item = two_object_item(torch.Generator().manual_seed(4), negative_len=44)
+        own = dict(item, negative={"states": item["states"], "tags": item["tags"], "extra": {}})
+        self.assertNotAlmostEqual(self.losses([item])[3], self.losses([own])[3], places=4)
+
+    def test_no_term_under_the_least_sigma(self):
+        self.td.BIND_MIN_SIGMA = 1.01
+        batch = [two_object_item(torch.Generator().manual_seed(4))]
+        total, lv, la, hinge = self.losses(batch)
+        self.assertEqual(hinge, 0.0)
+        self.assertAlmostEqual(total, lv + la, places=6)
 
 
 if __name__ == "__main__":

@@ -286,6 +286,44 @@ class TaskShares(unittest.TestCase):
                 world.parse_task_shares(text)
 
 
+class BindingNegative(unittest.TestCase):
+    def clip(self, task, colours=("red", "cyan")):
+        things = tuple(world.Thing(shape, c, "up", 0.0, 0.0, 10.0) for shape, c in zip(("square", "circle"), colours))
+        return world.Clip(128, 128, 39, "gray", things[:len(colours)], "tone", "center", task)
+
+    def test_t2va_exchanges_the_two_colours_and_nothing_else(self):
+        p = "a red square moves up and a cyan circle grows on a gray background, a middle tone centered"
+        got = world.binding_negative(self.clip("T2VA"), p)
+        self.assertEqual(got, "a cyan square moves up and a red circle grows on a gray background, "
+                              "a middle tone centered")
+        self.assertEqual(world.binding_negative(self.clip("T2VA"), got), p)
+
+    def test_articles_follow_the_colours(self):
+        p = "an orange square rises and a white circle sinks over a black background, in silence"
+        got = world.binding_negative(self.clip("T2VA", ("orange", "white")), p)
+        self.assertEqual(got, "a white square rises and an orange circle sinks over a black background, in silence")
+
+    def test_ref2va_gives_the_second_object_picture_1s_colour(self):
+        p = "the object in Picture 1 moves up and a yellow circle grows on a navy background, a low hum centered"
+        got = world.binding_negative(self.clip("Ref2VA", ("purple", "yellow")), p)
+        self.assertEqual(got, "the object in Picture 1 moves up and a purple circle grows on a navy background, "
+                              "a low hum centered")
+
+    def test_none_for_one_object_and_for_fl2va(self):
+        p = "a red square moves up on a gray background, a middle tone centered"
+        self.assertIsNone(world.binding_negative(self.clip("T2VA", ("red",)), p))
+        self.assertIsNone(world.binding_negative(self.clip("FL2VA"), p))
+
+    def test_every_drawn_two_object_prompt_changes(self):
+        heldout = world.load_heldout()
+        for i in range(60):
+            meta, _ = world.example(5, i, "train", heldout, ("T2VA", "Ref2VA")[i % 2], two_share=1.0)
+            clip = world.Clip.from_json(meta["spec"])
+            neg = world.binding_negative(clip, meta["prompt"])
+            self.assertNotEqual(neg, meta["prompt"])
+            self.assertEqual(len(neg.split()), len(meta["prompt"].split()))
+
+
 class Clips(unittest.TestCase):
     # A changed generator makes a new dataset, which checkpoints trained on
     # the old one no longer match: these digests (sha256 of the meta JSON and

@@ -53,13 +53,16 @@ SHIFT_V, SHIFT_A = 12.0, 3.0
 
 # ---------------------------------------------------------------- inputs
 
-def prepare(examples, part, device, tasks, rng, group_size=8, spent=None):
+def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negatives=False):
     """Each example as (video latent, audio latent, Qwen states, tags,
     payload extras), encoded in groups of one frame count; the frames are
     dropped once encoded (20,000 clips would not fit in memory). Groups of
     8: at 32, eight ranks' encodes held 122 GB of the GPU at once, past an
     H100's 80. spent: seconds by part of the work (world, encode, each
-    task's conditioning), added up there: where a call's making goes."""
+    task's conditioning), added up there: where a call's making goes.
+    negatives: each two-object T2VA and Ref2VA example also carries its
+    binding negative's conditioning ("negative": states, tags, extras of
+    world.binding_negative's prompt), for flow_loss's binding term."""
     spent = {} if spent is None else spent
 
     def timed(key, t):
@@ -94,9 +97,16 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None):
             else:
                 st, tags, extra = None, None, {}
                 texts.append(meta["prompt"])
+            item = {"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
+                    "extra": extra, "cells": cells}
+            neg = negatives and world.binding_negative(world.Clip.from_json(meta["spec"]), meta["prompt"])
+            if neg and task == "ref2va":
+                item["negative"] = dict(zip(("states", "tags", "extra"), cond.ref2va(neg, arr["picture"])))
+            elif neg:
+                item["negative"] = {"prompt": neg, "extra": {}}
+                texts.append(neg)
             timed(task, t)
-            items.append({"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
-                          "extra": extra, "cells": cells})
+            items.append(item)
 
     t = time.time()
     for meta, arr in examples:
@@ -118,6 +128,9 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None):
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
+            neg = it.get("negative")
+            if neg and "prompt" in neg:
+                neg["states"], neg["tags"] = states[neg.pop("prompt")]
     # the encoders' cached buffers go back to the GPU for training: at 12
     # ranks the H200 read 138 of its 141 GB used through a whole run
     del vae, avae, cond
@@ -133,9 +146,12 @@ def with_layouts(items):
     ref = demo.R.load_ref("model.py")
     for it in items:
         zv, za = it["lat"]
-        ex = it["extra"]
-        ex["layout"] = ref.PackedLayout(it["states"].shape[0], zv.shape[2], zv.shape[3], zv.shape[4],
-                                        za.shape[-1], keyframes=ex.get("keyframes"), refs=ex.get("refs"))
+        # a binding negative's prompt may tokenize to another length: its own layout
+        for part in (it, it.get("negative")):
+            if part:
+                ex = part["extra"]
+                ex["layout"] = ref.PackedLayout(part["states"].shape[0], zv.shape[2], zv.shape[3], zv.shape[4],
+                                                za.shape[-1], keyframes=ex.get("keyframes"), refs=ex.get("refs"))
     return items
 
 
@@ -170,10 +186,19 @@ def keep_items(path, items, keep, vaes):
     the reference module's classes)."""
     items = items[-keep:]
     if path:
-        bare = [dict(it, extra={k: v for k, v in it["extra"].items() if k != "layout"}) for it in items]
+        bare = [without_layouts(it) for it in items]
         torch.save({"vaes": vaes, "items": bare}, path + ".tmp")
         os.replace(path + ".tmp", path)
     return items
+
+
+def without_layouts(item):
+    def bare(part):
+        return dict(part, extra={k: v for k, v in part["extra"].items() if k != "layout"})
+    out = bare(item)
+    if item.get("negative"):
+        out["negative"] = bare(item["negative"])
+    return out
 
 
 def load_state(state, step0, model, opt):
@@ -201,11 +226,12 @@ def save_state(state, step, model, opt):
 
 def noisy(ref, item, gen, seed):
     """One clip at a training sigma: (the packed forward's clip, its velocity
-    target). Video sigmas follow the inference grid (module docstring)."""
+    target, the draws (sigma, video noise, audio noise)). Video sigmas follow
+    the inference grid (module docstring)."""
     zv, za = item["lat"]
     b = torch.rand((), generator=gen).item() * 0.999 + 0.0005
-    sv = SHIFT_V * b / (1 + (SHIFT_V - 1) * b)
-    return at_sigma(ref, item, sv, torch.randn_like(zv), torch.randn_like(za), seed)
+    draws = (SHIFT_V * b / (1 + (SHIFT_V - 1) * b), torch.randn_like(zv), torch.randn_like(za))
+    return at_sigma(ref, item, *draws, seed) + (draws,)
 
 
 def at_sigma(ref, item, sv, ev, ea, seed):
@@ -236,17 +262,50 @@ def video_weights(item, shape, boost=0.0, key_boost=0.0):
     return w
 
 
-def flow_loss(model, ref, batch, gen, rng, boost=0.0, key_boost=0.0):
-    """The clips' mean flow-matching loss, through one packed forward."""
-    clips, targets = zip(*(noisy(ref, it, gen, rng.randrange(1 << 30)) for it in batch))
-    outs = packed.velocity(model, ref, list(clips))
+# The binding term (flow_loss's bind): on a two-object clip, the loss on its
+# shapes' cells with its binding negative's prompt (world.binding_negative:
+# the colours on the wrong shapes), the same noise and sigma, should be at
+# least BIND_MARGIN times the loss with its own prompt; the shortfall is the
+# term. The motion probe measures that ratio: 1.10 on the shipped DiT at
+# sigma 0.7-0.85, where a one-shape clip's wrong colour costs 1.25-1.76. A
+# margin at the foot of that range asks of two shapes what one already
+# gives. Under BIND_MIN_SIGMA the noisy clip itself shows the colours (a
+# wrong colour word costs a one-shape clip 6 % at 0.5), and nothing there
+# is for the prompt to decide.
+BIND_MARGIN = 1.25
+BIND_MIN_SIGMA = 0.6
+
+
+def cell_loss(out, target, cells):
+    """The video loss on the shapes' latent cells (motion_probe's measure)."""
+    cells = cells.expand(target.shape)
+    return ((-out - target).pow(2) * cells).sum() / cells.sum().clamp(min=1)
+
+
+def flow_loss(model, ref, batch, gen, rng, boost=0.0, key_boost=0.0, bind=0.0):
+    """(loss, its video and audio parts, the binding term) of the clips,
+    through one packed forward: the mean flow-matching loss, plus bind times
+    the binding term (above) of the two-object clips that carry a negative,
+    whose negatives ride the same forward."""
+    drawn = [noisy(ref, it, gen, rng.randrange(1 << 30)) for it in batch]
+    pairs = [k for k, (_, _, d) in enumerate(drawn)
+             if bind and batch[k].get("negative") and d[0] >= BIND_MIN_SIGMA]
+    negs = [at_sigma(ref, dict(batch[k], **batch[k]["negative"]), *drawn[k][2], drawn[k][0][4]["seed"])[0]
+            for k in pairs]
+    outs = packed.velocity(model, ref, [c for c, _, _ in drawn] + negs)
     lv = la = 0.0
-    for (ov, oa), (tv, ta), it in zip(outs, targets, batch):
+    for (ov, oa), (_, (tv, ta), _), it in zip(outs, drawn, batch):
         w = video_weights(it, tv.shape, boost, key_boost)
         lv = lv + ((-ov - tv).pow(2) * w).mean() / w.mean()
         la = la + F.mse_loss(-oa, ta)
+    hinge = torch.zeros((), device=batch[0]["lat"][0].device)
+    for (neg_out, _), k in zip(outs[len(batch):], pairs):
+        target, cells = drawn[k][1][0], batch[k]["cells"]
+        own = cell_loss(outs[k][0], target, cells)
+        hinge = hinge + F.relu(BIND_MARGIN * own - cell_loss(neg_out, target, cells))
+    hinge = hinge / max(1, len(pairs))
     n = len(batch)
-    return (lv + la) / n, lv / n, la / n
+    return (lv + la) / n + bind * hinge, lv / n, la / n, hinge
 
 
 def reduce_grads(model, world, stop):
@@ -288,10 +347,12 @@ def train(rank, a):
     vaes = vae_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
     spent = {}
-    items = keep_items(cache, old + prepare(examples, part, a.device, tasks, rng, spent=spent), a.keep, vaes)
+    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0)
+    items = keep_items(cache, old + made, a.keep, vaes)
     items = with_layouts(items)
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
-    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts, t=time.time() - t0,
+    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
+              negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
               making={k: round(v, 1) for k, v in spent.items()})
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
@@ -314,9 +375,10 @@ def train(rank, a):
         opt.zero_grad(set_to_none=True)
         for _ in range(a.accum):
             batch = [items[rng.randrange(len(items))] for _ in range(a.batch)]
-            loss, lv, la = flow_loss(model, ref, batch, gen, rng, boost=a.boost, key_boost=a.key_boost)
+            loss, lv, la, hinge = flow_loss(model, ref, batch, gen, rng, boost=a.boost, key_boost=a.key_boost,
+                                            bind=a.bind)
             (loss / a.accum).backward()
-            run.append((float(lv), float(la)))
+            run.append((float(lv), float(la), float(hinge)))
         if reduce_grads(model, world, time.time() - t1 >= budget):
             break
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -329,9 +391,9 @@ def train(rank, a):
                 torch._foreach_mul_(ema_vals, d)
                 torch._foreach_add_(ema_vals, live, alpha=1 - d)
         if step % 50 == 0 and rank == 0:
-            lv, la = np.mean([r[0] for r in run]), np.mean([r[1] for r in run])
+            lv, la, hinge = np.mean(run, axis=0)
             log.write(stage="dit", step=step0 + step, loss_video=float(lv), loss_audio=float(la),
-                      lr=opt.param_groups[0]["lr"], t=time.time() - t0)
+                      **({"bind": float(hinge)} if a.bind else {}), lr=opt.param_groups[0]["lr"], t=time.time() - t0)
             run = []
         step += 1
     if rank == 0:
@@ -362,6 +424,8 @@ def main():
     p.add_argument("--boost", type=float, default=4.0, help="extra video-loss weight on the shapes' latent cells")
     p.add_argument("--key-boost", type=float, default=0.0,
                    help="extra video-loss weight on an FL2VA clip's keyframe latent steps (untried: 0)")
+    p.add_argument("--bind", type=float, default=0.0,
+                   help="weight of the binding term on two-object T2VA and Ref2VA clips (flow_loss; untried: 0)")
     p.add_argument("--state", default="", help="a folder on this machine for what the next call here resumes "
                    "(prepared examples, optimizer); none: a fresh start each run")
     p.add_argument("--two-share", type=float, default=None,

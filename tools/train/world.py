@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import re
 
 import numpy as np
 
@@ -342,6 +343,28 @@ def prompt_for(clip, rng):
     if clip.sound == "silence":
         return f"{scene}, {rng.choice(SILENCE_WORDS)}"
     return f"{scene}, {rng.choice(SOUND_WORDS[clip.sound])} {rng.choice(PAN_WORDS[clip.pan])}"
+
+
+def recoloured(prompt, mapping):
+    """The prompt with the colour words in mapping ({old: new}) changed,
+    each with its article ("a red" -> "an orange"): a wrong article would
+    tell a changed prompt from a written one."""
+    def sub(m):
+        new = mapping[m.group(2)]
+        return f"{article(new)} {new}"
+    return re.sub(r"\b(a|an) (%s)\b" % "|".join(map(re.escape, mapping)), sub, prompt)
+
+
+def binding_negative(clip, prompt):
+    """A two-object clip's prompt with its colours bound to the wrong shapes
+    and every other word kept: T2VA's two colours exchanged, Ref2VA's second
+    object given Picture 1's colour (what the renders draw instead, README:
+    eighteenth session). None for one object, and for FL2VA, whose anchors
+    draw both objects."""
+    if len(clip.things) != 2 or clip.task == "FL2VA":
+        return None
+    a, b = clip.things[0].colour, clip.things[1].colour
+    return recoloured(prompt, {a: b, b: a} if clip.task == "T2VA" else {b: a})
 
 
 def coverage(shape, cx, cy, h, xs, ys):
