@@ -30,6 +30,8 @@ class RunBudget(unittest.TestCase):
     def call(self, spent_s, budget_s, examples=3200, **env):
         """(exit status, [timeout's seconds, DiT minutes, examples] or None)."""
         asked = int(time.time()) - spent_s
+        # the command is taken to start with the script unless env says otherwise
+        env.setdefault("CALL_START", str(int(time.time())))
         e = dict(os.environ, PATH=self.bin.name + os.pathsep + os.environ["PATH"], **env)
         r = subprocess.run(["bash", SCRIPT, str(asked), str(budget_s), str(examples)],
                            capture_output=True, text=True, env=e)
@@ -57,6 +59,22 @@ class RunBudget(unittest.TestCase):
     def test_full_budget_is_capped_at_one_command(self):
         rc, args = self.call(60, 1800)
         self.assertLessEqual(abs(args[0] - 585), 1)
+
+    def test_what_ran_before_in_the_command_counts(self):
+        # a probe of 30 s before the script in the same command: 555 s left of the 600
+        rc, args = self.call(60, 1800, CALL_START=str(int(time.time()) - 30))
+        self.assertLessEqual(abs(args[0] - 555), 1)
+
+    def test_the_commands_shell_is_the_clock_by_default(self):
+        # the script as the command line's last part, run in the command's own shell
+        e = dict(os.environ, PATH=self.bin.name + os.pathsep + os.environ["PATH"])
+        e.pop("CALL_START", None)
+        asked = int(time.time()) - 60
+        # (inside a shell 2 s older, that is not the command's)
+        inner = 'sleep 3; exec bash "%s" %d 1800 3200' % (SCRIPT, asked)
+        r = subprocess.run(["bash", "-c", "sleep 2; bash -c '%s'; true" % inner], capture_output=True, text=True, env=e)
+        seconds = int(next(x for x in r.stdout.splitlines() if x.startswith("timeout ")).split()[1])
+        self.assertIn(seconds, (581, 582))
 
     def test_start_counts_at_least_forty_seconds(self):
         # a clock that says no time passed still books the shortest start seen
