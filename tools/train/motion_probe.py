@@ -54,7 +54,7 @@ def swapped_motion(prompt, thing):
 
 def swapped_colour(prompt, thing):
     other = next(c for c in sorted(world.COLOURS) if c != thing.colour and c not in prompt)
-    return prompt.replace(thing.colour, other, 1)
+    return world.recoloured(prompt, {thing.colour: other})
 
 
 def training_clips(seed, count, frames, shapes, two_share, prompts):
@@ -114,7 +114,7 @@ def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
                 with torch.no_grad():
                     outs = packed.velocity(model, ref, list(clips))
                 for v, ((ov, _), (tv, _)) in enumerate(zip(outs, targets)):
-                    out[i, v] += float(((-ov - tv).pow(2) * cells).sum() / cells.sum())
+                    out[i, v] += float(train_dit.cell_loss(ov, tv, cells))
     return out / (reps * len(latents))
 
 

@@ -34,6 +34,11 @@ class Swaps(unittest.TestCase):
         self.assertNotIn("red ", got)
         self.assertIn(got.split()[1], world.COLOURS)
 
+    def test_colour_swap_keeps_the_article_right(self):
+        p = "an orange circle grows on a navy background, in silence"
+        got = motion_probe.swapped_colour(p, world.Thing("circle", "orange", "grow", 0.0, 0.0, 10.0))
+        self.assertEqual(got, "a blue circle grows on a navy background, in silence")
+
     def test_binding_clips_have_two_shapes_and_the_same_words(self):
         for arr, clip, (own, exchanged) in motion_probe.binding_clips(3):
             self.assertEqual(len(clip.things), 2)

@@ -193,6 +193,7 @@ def keep_items(path, items, keep, vaes):
 
 
 def without_layouts(item):
+    """The item and its negative without their layouts (keep_items)."""
     def bare(part):
         return dict(part, extra={k: v for k, v in part["extra"].items() if k != "layout"})
     out = bare(item)
