@@ -51,12 +51,13 @@ func TestEndToEndParityDemo(t *testing.T) {
 }
 
 // demoWeightsDigest is demo_gen.py's snapshot_digest: SHA-256 over the
-// DiT's, the video VAE's and the audio VAE's safetensors files, in that
-// order and by name within each folder, first 16 hex digits.
+// DiT's, the video VAE's, the audio VAE's and the text encoder's
+// safetensors files, in that order and by name within each folder, first
+// 16 hex digits (the text encoder may train too: train_dit.py --text-lr).
 func demoWeightsDigest(t *testing.T, dir string) string {
 	t.Helper()
 	h := sha256.New()
-	for _, comp := range []string{"transformer", filepath.Join("video_vae", "source"), "audio_vae"} {
+	for _, comp := range []string{"transformer", filepath.Join("video_vae", "source"), "audio_vae", "text_encoder"} {
 		d := filepath.Join(dir, "FL2VA", comp)
 		names, err := filepath.Glob(filepath.Join(d, "*.safetensors"))
 		if err != nil {

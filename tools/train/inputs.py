@@ -32,9 +32,14 @@ sys.path.insert(0, os.path.join(demo.ROOT, "tools", "fixtures", "e2e"))
 
 
 class Conditioner:
-    """Loads the partition's tokenizer, processors and Qwen3-VL once."""
+    """Loads the partition's tokenizer, processors and Qwen3-VL once.
+    text=True: each conditioning also keeps what text_encoder.TextLayers
+    needs to make its states again with grad (ids, HF's positions, the
+    picture's rows and deepstack features): text_only's in self.entries by
+    prompt, fl2va's and ref2va's in self.last_entry; each is checked
+    against HF's states as it is made."""
 
-    def __init__(self, part, device, vae):
+    def __init__(self, part, device, vae, text=False):
         import sglref
         from transformers import (AutoImageProcessor, AutoTokenizer,
                                   Qwen3VLForConditionalGeneration)
@@ -55,6 +60,12 @@ class Conditioner:
         lm.norm.register_forward_pre_hook(lambda mod, a: self.cap.update(final=a[0]))
         self.qwen = model.model
         self.typed = "mm_token_type_ids" in inspect.signature(self.qwen.forward).parameters
+        self.entries, self.last_entry, self.layers = {}, None, None
+        if text:
+            import text_encoder
+
+            self.layers = text_encoder.TextLayers(part).to(device)
+            lm.register_forward_pre_hook(lambda mod, a, k: self.cap.update(lm=k), with_kwargs=True)
 
     def _states(self, ids, mask=None, vision=None):
         kw = dict(input_ids=ids.to(self.device))
@@ -75,6 +86,38 @@ class Conditioner:
             torch.backends.cuda.matmul.allow_tf32 = tf32
         return self.cap["final"]
 
+    def _entry(self, ids, states):
+        """One prompt's TextLayers entry from the captured language-model
+        inputs (batch of one), checked against HF's states."""
+        import text_encoder
+
+        k = self.cap["lm"]
+        vis = k.get("visual_pos_masks")
+        if vis is None:
+            entry = text_encoder.empty_entry(ids, states.shape[-1])
+        else:
+            pos = k["position_ids"]
+            vis = vis[0].cpu()
+            entry = {"ids": ids.cpu().to(torch.int32), "pos": pos[-3:, 0, :].cpu().to(torch.int32),
+                     "vis": vis, "vis_embeds": k["inputs_embeds"][0][vis.to(states.device)].detach().float().cpu(),
+                     "deep": torch.stack([d.detach().float().cpu() for d in k["deepstack_visual_embeds"]])}
+        self.check([entry], [states])
+        return entry
+
+    def check(self, entries, states):
+        """TextLayers' states of the entries against HF's (relative to each
+        prompt's largest value)."""
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False  # as HF's states were made (_states)
+        try:
+            with torch.no_grad():
+                mine = self.layers(entries)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        for m, s in zip(mine, states):
+            err = float((m - s.to(m.device)).abs().max() / s.abs().max().clamp(min=1e-6))
+            assert err < 1e-4, f"text_encoder.TextLayers differs from HF's Qwen3-VL by {err:.2e} (relative)"
+
     def text_only(self, prompts, batch=128):
         """prompt -> (states [L, D], tags [L]) for text-only prompts, batched."""
         ids = {p: self.ns.presentation.minimax_h3_text_only_ids(self.tok, p) for p in set(prompts)}
@@ -93,6 +136,14 @@ class Conditioner:
         alone = self._states(ids[uniq[0]][None])[0].float()
         diff = float((alone - out[uniq[0]][0]).abs().max())
         assert diff < 1e-4, f"batched Qwen states differ from one prompt's by {diff}"
+        if self.layers is not None:
+            import text_encoder
+
+            for p in uniq:
+                self.entries[p] = text_encoder.empty_entry(ids[p], out[p][0].shape[-1])
+            for i in range(0, len(uniq), batch):
+                group = uniq[i:i + batch]
+                self.check([self.entries[p] for p in group], [out[p][0] for p in group])
         return out
 
     def picture_latent(self, rgb):
@@ -128,6 +179,7 @@ class Conditioner:
         ids, tags = self.ns.presentation.minimax_h3_multi_image_presentation(self.tok, prompt=prompt,
                                                                             image_token_counts=counts)
         states = self._states(ids[None].long(), vision=vision)[0].float().clone()
+        self.last_entry = self._entry(ids, states) if self.layers is not None else None
         return states, tags.long(), {"keyframes": kfs, "cond_video_latents": [k["latent"] for k in kfs]}
 
     def ref2va(self, prompt, picture, canvas=128):
@@ -141,5 +193,6 @@ class Conditioner:
         ids, tags = self.ns.presentation.minimax_h3_ref2va_presentation(
             self.tok, prompt=prompt, condition_labels=[("image", 1)], image_token_count=counts[0])
         states = self._states(ids[None].long(), vision=vision)[0].float().clone()
+        self.last_entry = self._entry(ids, states) if self.layers is not None else None
         block = {"kind": "image", "latent_h": z.shape[3], "latent_w": z.shape[4]}
         return states, tags.long(), {"refs": [block], "cond_video_latents": [z]}

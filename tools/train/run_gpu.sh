@@ -18,6 +18,8 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DTASKS: the tasks' weights among the DiT's new examples (train_dit.py --task-share; a third each)
 # DKEY: the DiT's extra video-loss weight on FL2VA keyframes' latent steps (train_dit.py --key-boost)
 # DBIND: the weight of the DiT's binding term on two-object clips (train_dit.py --bind; 0: none)
+# DTEXT: the text encoder's layers train beside the DiT at this peak rate (train_dit.py --text-lr;
+#   none: frozen); test_text_encoder.py checks them against HF here first, and without it they stay frozen
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
@@ -64,6 +66,10 @@ python3 -c 'import torch, transformers; print("torch", torch.__version__, "trans
 if [ "$DIT_MIN" != 0 ]; then
   (cd tools/train && python3 -m unittest test_packed) >"$OUT/test_packed.log" 2>&1 ||
     { tail -n 20 "$OUT/test_packed.log"; echo "run_gpu.sh: packed.py differs from the reference forward; no training" >&2; exit 1; }
+  if [ -n "${DTEXT:-}" ] && ! (cd tools/train && python3 -m unittest test_text_encoder) >"$OUT/test_text.log" 2>&1; then
+    tail -n 20 "$OUT/test_text.log"; echo "run_gpu.sh: text_encoder.py differs from HF's Qwen3-VL; the text encoder stays frozen" >&2
+    DTEXT=
+  fi
 fi
 # the GPU's utilisation every 20 s through the call's stages: is it the limit?
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 20 >"$OUT/gpu-util.log" 2>/dev/null &
@@ -94,10 +100,13 @@ if [ -n "${VDEC_MIN:-}" ]; then
 fi
 if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
-    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} ${DTEXT:+--text-lr "$DTEXT"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   keep
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
+  # with the text encoder trained: how surely its states now name each shape's colour
+  [ -z "${DTEXT:-}" ] || python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
+    tail -n 5 "$OUT/binding.err"
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"

@@ -44,6 +44,7 @@ import data  # noqa: E402
 import demo  # noqa: E402
 import inputs  # noqa: E402
 import packed  # noqa: E402
+import text_encoder  # noqa: E402
 import world  # noqa: E402
 from train_vae import Log, intermediate_on  # noqa: E402
 
@@ -53,7 +54,7 @@ SHIFT_V, SHIFT_A = 12.0, 3.0
 
 # ---------------------------------------------------------------- inputs
 
-def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negatives=False):
+def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negatives=False, text=False):
     """Each example as (video latent, audio latent, Qwen states, tags,
     payload extras), encoded in groups of one frame count; the frames are
     dropped once encoded (20,000 clips would not fit in memory). Groups of
@@ -62,7 +63,9 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negati
     task's conditioning), added up there: where a call's making goes.
     negatives: each two-object T2VA and Ref2VA example also carries its
     binding negative's conditioning ("negative": states, tags, extras of
-    world.binding_negative's prompt), for flow_loss's binding term."""
+    world.binding_negative's prompt), for flow_loss's binding term.
+    text: each example and negative also carries its TextLayers entry
+    ("text"), for training the text encoder (restate)."""
     spent = {} if spent is None else spent
 
     def timed(key, t):
@@ -71,7 +74,7 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negati
     intermediate_on(device)
     vae = demo.build_video_vae(part, device=device)
     avae = demo.build_audio_vae(part, device=device)
-    cond = inputs.Conditioner(part, device, vae)
+    cond = inputs.Conditioner(part, device, vae, text=text)
     items, texts, pending = [], [], {}
 
     def flush(group):
@@ -99,9 +102,13 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negati
                 texts.append(meta["prompt"])
             item = {"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
                     "extra": extra, "cells": cells}
+            if text and task != "t2va":
+                item["text"] = cond.last_entry
             neg = negatives and world.binding_negative(world.Clip.from_json(meta["spec"]), meta["prompt"])
             if neg and task == "ref2va":
                 item["negative"] = dict(zip(("states", "tags", "extra"), cond.ref2va(neg, arr["picture"])))
+                if text:
+                    item["negative"]["text"] = cond.last_entry
             elif neg:
                 item["negative"] = {"prompt": neg, "extra": {}}
                 texts.append(neg)
@@ -128,8 +135,12 @@ def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negati
         for it in items:
             if it["states"] is None:
                 it["states"], it["tags"] = states[it["prompt"]]
+                if text:
+                    it["text"] = cond.entries[it["prompt"]]
             neg = it.get("negative")
             if neg and "prompt" in neg:
+                if text:
+                    neg["text"] = cond.entries[neg["prompt"]]
                 neg["states"], neg["tags"] = states[neg.pop("prompt")]
     # the encoders' cached buffers go back to the GPU for training: at 12
     # ranks the H200 read 138 of its 141 GB used through a whole run
@@ -170,6 +181,12 @@ def vae_version(snap):
     return [demo.encoder_steps(snap, s) for s in ("video_vae", "audio_vae")]
 
 
+def inputs_version(snap):
+    """What made the kept examples' inputs: the VAEs' encoder steps
+    (their latents) and the text encoder's steps (their Qwen states)."""
+    return vae_version(snap) + [int(demo.trained(snap, "text_encoder").get("steps", 0))]
+
+
 def cached_items(state, rank, world_size, vaes):
     """(the cache's path, the items kept there by encodes of these VAEs)."""
     path = os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
@@ -202,24 +219,28 @@ def without_layouts(item):
     return out
 
 
-def load_state(state, step0, model, opt):
+def load_state(state, step0, model, opt, text=None):
     """Whether the last call's optimizer and live weights were loaded: only
-    when they belong to the snapshot's DiT (the same step count)."""
+    when they belong to the snapshot's DiT (the same step count) and the
+    call trained the text encoder as this one does (text: its layers)."""
     path = os.path.join(state, "optimizer.pt") if state else ""
     if not path or not os.path.exists(path):
         return False
     st = torch.load(path, map_location="cpu")
-    if st["step"] != step0:
+    if st["step"] != step0 or (st.get("text") is None) != (text is None):
         return False
     model.load_state_dict(st["live"])
+    if text is not None:
+        text.load_state_dict(st["text"])
     opt.load_state_dict(st["opt"])
     return True
 
 
-def save_state(state, step, model, opt):
+def save_state(state, step, model, opt, text=None):
     if state:
         path = os.path.join(state, "optimizer.pt")
-        torch.save({"step": step, "live": model.state_dict(), "opt": opt.state_dict()}, path + ".tmp")
+        torch.save({"step": step, "live": model.state_dict(), "opt": opt.state_dict(),
+                    "text": text.state_dict() if text is not None else None}, path + ".tmp")
         os.replace(path + ".tmp", path)
 
 
@@ -309,15 +330,31 @@ def flow_loss(model, ref, batch, gen, rng, boost=0.0, key_boost=0.0, bind=0.0):
     return (lv + la) / n + bind * hinge, lv / n, la / n, hinge
 
 
-def reduce_grads(model, world, stop):
+def restate(text, batch, negatives):
+    """The batch with each clip's states made again by the text encoder
+    being trained (text_encoder.TextLayers, from the entry prepare kept),
+    and its negative's too when the binding term reads them."""
+    parts = list(batch) + ([it["negative"] for it in batch if it.get("negative")] if negatives else [])
+    made = {id(p): dict(p, states=st) for p, st in zip(parts, text([p["text"] for p in parts]))}
+    out = []
+    for it in batch:
+        new = made[id(it)]
+        if negatives and it.get("negative"):
+            new["negative"] = made[id(it["negative"])]
+        out.append(new)
+    return out
+
+
+def reduce_grads(params, world, stop):
     """Average the ranks' gradients (one flat buffer through gloo on the
     host: the model is small) and agree on stopping (any rank's clock)."""
-    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+    params = list(params)
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
     flat = torch.cat([g.reshape(-1) for g in grads] + [torch.tensor([float(stop)], device=grads[0].device)]).cpu()
     dist.all_reduce(flat)
     flat = flat.to(grads[0].device)
     off = 0
-    for p, g in zip(model.parameters(), grads):
+    for p, g in zip(params, grads):
         n = g.numel()
         p.grad = (flat[off:off + n] / world).view_as(p)
         off += n
@@ -345,25 +382,39 @@ def train(rank, a):
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
                            workers=max(1, a.workers // world), two_share=a.two_share,
                            task_shares=a.task_share)
-    vaes = vae_version(a.snapshot)
+    vaes = inputs_version(a.snapshot)
     cache, old = cached_items(a.state, rank, world, vaes)
+    if a.text_lr:  # (kept by a call that did not train the text encoder: no entries)
+        old = [it for it in old if "text" in it]
     spent = {}
-    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0)
+    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
     items = keep_items(cache, old + made, a.keep, vaes)
     items = with_layouts(items)
+    if a.text_lr:  # the entries beside the latents, on the GPU
+        for it in items:
+            for piece in (it, it.get("negative")):
+                if piece and "text" in piece:
+                    piece["text"] = {k: v.to(a.device) for k, v in piece["text"].items()}
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
     log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
               negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
               making={k: round(v, 1) for k, v in spent.items()})
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
-    ema = {k: v.detach().clone() for k, v in model.state_dict().items()} if rank == 0 else None
+    # --text-lr: the text encoder's layers train beside the DiT, at their own rate
+    text = text_encoder.TextLayers(part).to(a.device).train() if a.text_lr else None
+    modules = [model] + ([text] if text is not None else [])
+    params = [p for m in modules for p in m.parameters()]
+    ema = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in modules] if rank == 0 else None
     if ema is not None:  # state_dict's tensors share the parameters' storage: the optimizer's steps show
-        live = list(model.state_dict().values())
-        ema_vals = list(ema.values())
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
+        live = [v for m in modules for v in m.state_dict().values()]
+        ema_vals = [v for e in ema for v in e.values()]
+    groups = [{"params": list(model.parameters()), "base": a.lr}]
+    if text is not None:
+        groups.append({"params": list(text.parameters()), "base": a.text_lr})
+    opt = torch.optim.AdamW(groups, lr=a.lr, weight_decay=0.01, betas=(0.9, 0.99))
     # the average (ema) is the snapshot's DiT; resumed, the live weights are the last call's
-    resumed = load_state(a.state, step0, model, opt)
+    resumed = load_state(a.state, step0, model, opt, text)
     gen = torch.Generator().manual_seed(a.seed * 1000 + step0 + rank)
     dist.barrier()
     t1, step, run = time.time(), 0, []
@@ -372,17 +423,19 @@ def train(rank, a):
         warm = 1.0 if resumed else min(1.0, (step + 1) / 100)
         frac = min(1.0, (time.time() - t1) / budget)
         for g in opt.param_groups:
-            g["lr"] = a.lr * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+            g["lr"] = g["base"] * warm * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         opt.zero_grad(set_to_none=True)
         for _ in range(a.accum):
             batch = [items[rng.randrange(len(items))] for _ in range(a.batch)]
+            if text is not None:
+                batch = restate(text, batch, a.bind > 0)
             loss, lv, la, hinge = flow_loss(model, ref, batch, gen, rng, boost=a.boost, key_boost=a.key_boost,
                                             bind=a.bind)
             (loss / a.accum).backward()
             run.append((float(lv), float(la), float(hinge)))
-        if reduce_grads(model, world, time.time() - t1 >= budget):
+        if reduce_grads(params, world, time.time() - t1 >= budget):
             break
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         if ema is not None:
             # two kernels over every tensor rather than two per tensor: rank 0
@@ -398,9 +451,15 @@ def train(rank, a):
             run = []
         step += 1
     if rank == 0:
-        save_state(a.state, step0 + step, model, opt)
-        model.load_state_dict(ema)
+        save_state(a.state, step0 + step, model, opt, text)
+        model.load_state_dict(ema[0])
         demo.save_dit(model, a.snapshot)
+        if text is not None:
+            text.load_state_dict(ema[1])
+            text_encoder.save(text, a.snapshot)
+            before = demo.trained(a.snapshot, "text_encoder")
+            demo.record(a.snapshot, "text_encoder", steps=int(before.get("steps", 0)) + step,
+                        dit_steps=step0 + step, lr=a.text_lr)
         samples = int(done.get("samples", 0)) + step * a.accum * a.batch * world
         demo.record(a.snapshot, "dit", steps=step0 + step, samples=samples,
                     seconds=float(done.get("seconds", 0)) + time.time() - t1,
@@ -427,6 +486,8 @@ def main():
                    help="extra video-loss weight on an FL2VA clip's keyframe latent steps (untried: 0)")
     p.add_argument("--bind", type=float, default=0.0,
                    help="weight of the binding term on two-object T2VA and Ref2VA clips (flow_loss; untried: 0)")
+    p.add_argument("--text-lr", type=float, default=0.0,
+                   help="train the text encoder's layers beside the DiT at this peak rate (text_encoder.py; 0: frozen)")
     p.add_argument("--state", default="", help="a folder on this machine for what the next call here resumes "
                    "(prepared examples, optimizer); none: a fresh start each run")
     p.add_argument("--two-share", type=float, default=None,
