@@ -104,9 +104,16 @@ if [ "$DIT_MIN" != 0 ]; then
   keep
   # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
-  # with the text encoder trained: how surely its states now name each shape's colour
-  [ -z "${DTEXT:-}" ] || python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
-    tail -n 5 "$OUT/binding.err"
+  # with the text encoder trained: how surely its states now name each shape's colour,
+  # and the demo parity fixtures on its weights (HF's states: demo_gen.py --qwen hf),
+  # into logs.tar's demo-fixtures/ for tools/fixtures/e2e/testdata/demo should it ship
+  if [ -n "${DTEXT:-}" ]; then
+    python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
+      tail -n 5 "$OUT/binding.err"
+    rm -rf /tmp/full && cp -r "$SNAP" /tmp/full && for d in "$SNAP"/FL2VA/*/; do cp -r "$d" /tmp/full/Ref2VA/; done
+    python3 tools/fixtures/e2e/demo_gen.py --snapshot /tmp/full --qwen hf --out "$OUT/demo-fixtures" \
+      >"$OUT/demo_gen.log" 2>&1 || tail -n 5 "$OUT/demo_gen.log"
+  fi
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"
@@ -119,5 +126,5 @@ pack
 # the device tool brings back 8 files of $OUT and leaves out the rest (the
 # decoder's log among them, every call so far): the logs go back as one tar
 (cd "$OUT" && ls | grep -v -e '^snapshot\.tar\.' -e '^demo-training\.png$' -e '^logs\.tar$' >/tmp/out-logs &&
-  tar cf logs.tar -T /tmp/out-logs && xargs rm -f </tmp/out-logs)
+  tar cf logs.tar -T /tmp/out-logs && xargs rm -rf </tmp/out-logs)
 ls -la "$OUT"
