@@ -122,6 +122,19 @@ class TextLayersTest(unittest.TestCase):
         new = self.demo.read_json(os.path.join(enc, "model.safetensors.index.json"))
         self.assertEqual(new["weight_map"], old["weight_map"])
 
+    def test_kept_examples_outlive_the_text_encoders_steps_only_while_it_trains(self):
+        import train_dit
+
+        snap = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, snap)
+        versions = []
+        for steps in (0, 1500):
+            self.demo.record(snap, "text_encoder", steps=steps)
+            versions.append((train_dit.inputs_version(snap), train_dit.inputs_version(snap, text=True)))
+        self.assertNotEqual(versions[0][0], versions[1][0])  # frozen: its states were another encoder's
+        self.assertEqual(versions[0][1], versions[1][1])  # training: states made again from the entries
+        self.assertNotEqual(versions[1][0], versions[1][1])  # and the two kinds never mix
+
     def test_restate_carries_gradients_to_the_text_layers(self):
         import train_dit
 

@@ -181,10 +181,12 @@ def vae_version(snap):
     return [demo.encoder_steps(snap, s) for s in ("video_vae", "audio_vae")]
 
 
-def inputs_version(snap):
-    """What made the kept examples' inputs: the VAEs' encoder steps
-    (their latents) and the text encoder's steps (their Qwen states)."""
-    return vae_version(snap) + [int(demo.trained(snap, "text_encoder").get("steps", 0))]
+def inputs_version(snap, text=False):
+    """What made the kept examples' inputs: the VAEs' encoder steps (their
+    latents) and the text encoder's steps (their Qwen states), or, when
+    the text encoder trains (text), "text": restate makes their states
+    again every step from their entries, which its training leaves good."""
+    return vae_version(snap) + ["text" if text else int(demo.trained(snap, "text_encoder").get("steps", 0))]
 
 
 def cached_items(state, rank, world_size, vaes):
@@ -382,10 +384,8 @@ def train(rank, a):
     examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
                            workers=max(1, a.workers // world), two_share=a.two_share,
                            task_shares=a.task_share)
-    vaes = inputs_version(a.snapshot)
+    vaes = inputs_version(a.snapshot, text=a.text_lr > 0)
     cache, old = cached_items(a.state, rank, world, vaes)
-    if a.text_lr:  # (kept by a call that did not train the text encoder: no entries)
-        old = [it for it in old if "text" in it]
     spent = {}
     made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
     items = keep_items(cache, old + made, a.keep, vaes)
