@@ -178,6 +178,41 @@ class ThroughTheDiT(unittest.TestCase):
         self.assertGreater(float(text.w("layers.1.mlp.down_proj.weight").grad.abs().max()), 0.0)
 
 
+    def test_a_runs_end_saves_both_and_records_their_steps(self):
+        import types
+
+        import demo
+        import text_encoder
+        import train_dit
+
+        snap = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, snap)
+        shutil.copytree(demo.SNAPSHOT, snap, dirs_exist_ok=True)
+        model = demo.load_dit(snap, device="cpu")
+        text = text_encoder.TextLayers(demo.part_dir(snap))
+        with torch.no_grad():
+            text.w("layers.0.self_attn.v_proj.weight").mul_(0.5)
+        a = types.SimpleNamespace(snapshot=snap, text_lr=1e-4, accum=1, batch=24, ranks=8, examples=7200)
+        done = {"steps": 100, "samples": 10, "seconds": 1.0, "examples_seen": 50}
+        self.assertEqual(train_dit.save_run(a, model, text, done, 7, 2.0, ["t2va"]), 10 + 7 * 24 * 8)
+        self.assertEqual(demo.trained(snap, "dit")["steps"], 107)
+        self.assertEqual(demo.trained(snap, "dit")["examples_seen"], 7250)
+        self.assertEqual(demo.trained(snap, "text_encoder")["steps"], 7)
+        again = text_encoder.TextLayers(demo.part_dir(snap))
+        torch.testing.assert_close(again.w("layers.0.self_attn.v_proj.weight"),
+                                   text.w("layers.0.self_attn.v_proj.weight").detach().to(torch.bfloat16).float())
+        # the frozen encoder's runs leave it and its record alone
+        train_dit.save_run(dict_ns(a, text_lr=0.0), model, None, demo.trained(snap, "dit"), 3, 1.0, ["t2va"])
+        self.assertEqual(demo.trained(snap, "dit")["steps"], 110)
+        self.assertEqual(demo.trained(snap, "text_encoder")["steps"], 7)
+
+
+def dict_ns(ns, **kw):
+    import types
+
+    return types.SimpleNamespace(**dict(vars(ns), **kw))
+
+
 @unittest.skipIf(torch is None or not have_transformers(), "needs transformers (the GPU machine)")
 class AgainstHF(unittest.TestCase):
     """inputs.Conditioner(text=True) checks TextLayers against HF's states

@@ -363,6 +363,49 @@ def reduce_grads(params, world, stop):
     return float(flat[-1]) > 0
 
 
+def make_items(a, rank, part, tasks, rng, seen, log, t0):
+    """This rank's examples: its share of the new ones, made and encoded,
+    after those the last call on this machine kept (--state), with their
+    layouts, and their text encoder entries on the GPU when it trains."""
+    world = a.ranks
+    start = seen + rank * (a.examples // world)
+    examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
+                           workers=max(1, a.workers // world), two_share=a.two_share,
+                           task_shares=a.task_share)
+    vaes = inputs_version(a.snapshot, text=a.text_lr > 0)
+    cache, old = cached_items(a.state, rank, world, vaes)
+    spent = {}
+    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
+    items = with_layouts(keep_items(cache, old + made, a.keep, vaes))
+    if a.text_lr:
+        for it in items:
+            for piece in (it, it.get("negative")):
+                if piece and "text" in piece:
+                    piece["text"] = {k: v.to(a.device) for k, v in piece["text"].items()}
+    counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
+    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
+              negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
+              making={k: round(v, 1) for k, v in spent.items()})
+    return items
+
+
+def save_run(a, model, text, done, step, seconds, tasks):
+    """The averaged DiT (and text encoder, when it trained) into the
+    snapshot, and what the run did into its h3studio.json; the samples seen."""
+    step0 = int(done.get("steps", 0))
+    demo.save_dit(model, a.snapshot)
+    if text is not None:
+        text_encoder.save(text, a.snapshot)
+        before = demo.trained(a.snapshot, "text_encoder")
+        demo.record(a.snapshot, "text_encoder", steps=int(before.get("steps", 0)) + step,
+                    dit_steps=step0 + step, lr=a.text_lr)
+    samples = int(done.get("samples", 0)) + step * a.accum * a.batch * a.ranks
+    demo.record(a.snapshot, "dit", steps=step0 + step, samples=samples,
+                seconds=float(done.get("seconds", 0)) + seconds,
+                examples_seen=int(done.get("examples_seen", 0)) + a.examples, tasks=tasks)
+    return samples
+
+
 def train(rank, a):
     world = a.ranks
     # the ranks and their example makers share the machine's cores: torch's
@@ -379,26 +422,7 @@ def train(rank, a):
     step0 = int(done.get("steps", 0))
     rng = random.Random("%d:%d:%d" % (a.seed, step0, rank))
     t0 = time.time()
-    # each rank makes and encodes its own share of the examples
-    start = int(done.get("examples_seen", 0)) + rank * (a.examples // world)
-    examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
-                           workers=max(1, a.workers // world), two_share=a.two_share,
-                           task_shares=a.task_share)
-    vaes = inputs_version(a.snapshot, text=a.text_lr > 0)
-    cache, old = cached_items(a.state, rank, world, vaes)
-    spent = {}
-    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
-    items = keep_items(cache, old + made, a.keep, vaes)
-    items = with_layouts(items)
-    if a.text_lr:  # the entries beside the latents, on the GPU
-        for it in items:
-            for piece in (it, it.get("negative")):
-                if piece and "text" in piece:
-                    piece["text"] = {k: v.to(a.device) for k, v in piece["text"].items()}
-    counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
-    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
-              negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
-              making={k: round(v, 1) for k, v in spent.items()})
+    items = make_items(a, rank, part, tasks, rng, int(done.get("examples_seen", 0)), log, t0)
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
     # --text-lr: the text encoder's layers train beside the DiT, at their own rate
@@ -452,18 +476,9 @@ def train(rank, a):
         step += 1
     if rank == 0:
         save_state(a.state, step0 + step, model, opt, text)
-        model.load_state_dict(ema[0])
-        demo.save_dit(model, a.snapshot)
-        if text is not None:
-            text.load_state_dict(ema[1])
-            text_encoder.save(text, a.snapshot)
-            before = demo.trained(a.snapshot, "text_encoder")
-            demo.record(a.snapshot, "text_encoder", steps=int(before.get("steps", 0)) + step,
-                        dit_steps=step0 + step, lr=a.text_lr)
-        samples = int(done.get("samples", 0)) + step * a.accum * a.batch * world
-        demo.record(a.snapshot, "dit", steps=step0 + step, samples=samples,
-                    seconds=float(done.get("seconds", 0)) + time.time() - t1,
-                    examples_seen=int(done.get("examples_seen", 0)) + a.examples, tasks=sorted(tasks))
+        for m, avg in zip(modules, ema):
+            m.load_state_dict(avg)
+        samples = save_run(a, model, text, done, step, time.time() - t1, sorted(tasks))
         log.write(stage="dit", done=True, steps=step0 + step, samples=samples, t=time.time() - t0)
     dist.destroy_process_group()
 
