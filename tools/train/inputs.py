@@ -19,6 +19,7 @@ norm's input after min(50, L) layers, in strict float32 (text-only prompts
 batched with right padding: causal attention keeps each prompt's states).
 """
 
+import contextlib
 import inspect
 import os
 import sys
@@ -29,6 +30,19 @@ import torch
 import demo
 
 sys.path.insert(0, os.path.join(demo.ROOT, "tools", "fixtures", "e2e"))
+
+
+@contextlib.contextmanager
+def strict_float32():
+    """No TF32 matmuls inside (the engine's Qwen runs in float32; training
+    turns TF32 on), gradients off."""
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
 class Conditioner:
@@ -77,13 +91,8 @@ class Conditioner:
             tt = torch.zeros_like(kw["input_ids"])
             tt[kw["input_ids"] == self.cfg.image_token_id] = 1
             kw["mm_token_type_ids"] = tt
-        tf32 = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False  # the engine's Qwen runs in float32
-        try:
-            with torch.no_grad():
-                self.qwen(**kw)
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = tf32
+        with strict_float32():
+            self.qwen(**kw)
         return self.cap["final"]
 
     def _entry(self, ids, states):
@@ -107,13 +116,8 @@ class Conditioner:
     def check(self, entries, states):
         """TextLayers' states of the entries against HF's (relative to each
         prompt's largest value)."""
-        tf32 = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False  # as HF's states were made (_states)
-        try:
-            with torch.no_grad():
-                mine = self.layers(entries)
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = tf32
+        with strict_float32():  # as HF's states were made (_states)
+            mine = self.layers(entries)
         for m, s in zip(mine, states):
             err = float((m - s.to(m.device)).abs().max() / s.abs().max().clamp(min=1e-6))
             assert err < 1e-4, f"text_encoder.TextLayers differs from HF's Qwen3-VL by {err:.2e} (relative)"

@@ -122,6 +122,21 @@ class TextLayersTest(unittest.TestCase):
         new = self.demo.read_json(os.path.join(enc, "model.safetensors.index.json"))
         self.assertEqual(new["weight_map"], old["weight_map"])
 
+    def test_restate_encodes_a_clip_drawn_twice_once(self):
+        import train_dit
+
+        seen = []
+
+        def counting(entries):
+            seen.append(len(entries))
+            return self.m(entries)
+
+        item = {"states": torch.zeros(22, 64), "text": self.te.empty_entry(self.ids, 64)}
+        out = train_dit.restate(counting, [item, item], negatives=False)
+        self.assertEqual(seen, [1])
+        self.assertIs(out[0]["states"], out[1]["states"])
+        self.assertEqual(tuple(out[1]["states"].shape), (22, 64))
+
     def test_kept_examples_outlive_the_text_encoders_steps_only_while_it_trains(self):
         import train_dit
 

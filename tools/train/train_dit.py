@@ -337,6 +337,7 @@ def restate(text, batch, negatives):
     being trained (text_encoder.TextLayers, from the entry prepare kept),
     and its negative's too when the binding term reads them."""
     parts = list(batch) + ([it["negative"] for it in batch if it.get("negative")] if negatives else [])
+    parts = list({id(p): p for p in parts}.values())  # a clip drawn twice is encoded once
     made = {id(p): dict(p, states=st) for p, st in zip(parts, text([p["text"] for p in parts]))}
     out = []
     for it in batch:
