@@ -20,6 +20,7 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DBIND: the weight of the DiT's binding term on two-object clips (train_dit.py --bind; 0: none)
 # DTEXT: the text encoder's layers train beside the DiT at this peak rate (train_dit.py --text-lr;
 #   none: frozen); test_text_encoder.py checks them against HF here first, and without it they stay frozen
+# DEMOFIX=1: with DIT_MINUTES 0, only the demo parity fixtures (demo_fixtures below)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
 FV=${FRESH_VIDEO:+--fresh}; FA=${FRESH_AUDIO:+--fresh}
@@ -53,6 +54,15 @@ if [ -n "${MPS:-}" ] && command -v nvidia-cuda-mps-control >/dev/null; then
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   nvidia-cuda-mps-control -d && echo "MPS on" && mps=1
 fi
+# the demo parity fixtures on the snapshot's weights, HF's Qwen3-VL states
+# included (demo_gen.py --qwen hf), into logs.tar's demo-fixtures/ for
+# tools/fixtures/e2e/testdata/demo should the snapshot ship; DEMOFIX=1 with
+# no DiT minutes makes only these (about a minute)
+demo_fixtures() {
+  rm -rf /tmp/full && cp -r "$SNAP" /tmp/full && for d in "$SNAP"/FL2VA/*/; do cp -r "$d" /tmp/full/Ref2VA/; done
+  python3 tools/fixtures/e2e/demo_gen.py --snapshot /tmp/full --qwen hf --out "$OUT/demo-fixtures" \
+    >"$OUT/demo_gen.log" 2>&1 || tail -n 5 "$OUT/demo_gen.log"
+}
 smi=
 # on any exit, a failed stage's included: the sampler stopped, MPS shut down
 cleanup() {
@@ -102,18 +112,19 @@ if [ "$DIT_MIN" != 0 ]; then
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} ${DTEXT:+--text-lr "$DTEXT"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   keep
-  # how much the DiT now reads its motion words (a few seconds; README: Evaluation)
+  # packed now: a call stopped in the stages after this still brings the DiT back
+  pack
+  # the demo parity fixtures first (what shipping a trained encoder needs), then how
+  # much the DiT reads its motion words (a few seconds; README: Evaluation), then
+  # with the text encoder trained how surely its states name each shape's colour
+  [ -z "${DTEXT:-}" ] || demo_fixtures
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
-  # with the text encoder trained: how surely its states now name each shape's colour,
-  # and the demo parity fixtures on its weights (HF's states: demo_gen.py --qwen hf),
-  # into logs.tar's demo-fixtures/ for tools/fixtures/e2e/testdata/demo should it ship
   if [ -n "${DTEXT:-}" ]; then
     python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
       tail -n 5 "$OUT/binding.err"
-    rm -rf /tmp/full && cp -r "$SNAP" /tmp/full && for d in "$SNAP"/FL2VA/*/; do cp -r "$d" /tmp/full/Ref2VA/; done
-    python3 tools/fixtures/e2e/demo_gen.py --snapshot /tmp/full --qwen hf --out "$OUT/demo-fixtures" \
-      >"$OUT/demo_gen.log" 2>&1 || tail -n 5 "$OUT/demo_gen.log"
   fi
+elif [ -n "${DEMOFIX:-}" ]; then
+  demo_fixtures
 fi
 if [ -n "${VDEC_MIN:-}" ]; then
   wait $vdec || echo "decoder run failed"; tail -n 3 "$OUT/vdec.log"
