@@ -21,6 +21,13 @@ in both; only which shape each belongs to differs, so a ratio of 1 is a
 DiT that paints both colours without knowing which goes where (what the
 eighteenth session saw in its two-object renders).
 
+Last, the second shape's colour word alone, on two-shape T2VA and Ref2VA
+clips (the same clips' specs in both), on that shape's cells: swapped for
+a third colour. In Ref2VA the prompt names no other colour (the first
+shape is Picture 1's), so a ratio of 1 there, where T2VA's is above it,
+is a DiT that paints the picture's colour on both shapes (the held-out
+Ref2VA two-object clips: 0 of 9 right in every evaluation so far).
+
 The Qwen states come from HF's Qwen3-VL through inputs.Conditioner, as in
 training (the GPU machine's Python: transformers).
 """
@@ -57,13 +64,13 @@ def swapped_colour(prompt, thing):
     return world.recoloured(prompt, {thing.colour: other})
 
 
-def training_clips(seed, count, frames, shapes, two_share, prompts):
-    """count T2VA training-split examples of `frames` frames and `shapes`
-    shapes, each as (arrays, clip, prompts(its prompt, clip)); seeded apart
-    from any training stream (PROBE_INDEX on)."""
+def training_clips(seed, count, frames, shapes, two_share, prompts, task="T2VA"):
+    """count training-split examples of the task, of `frames` frames and
+    `shapes` shapes, each as (arrays, clip, prompts(its prompt, clip));
+    seeded apart from any training stream (PROBE_INDEX on)."""
     heldout, out, i = world.load_heldout(), [], PROBE_INDEX
     while len(out) < count:
-        meta, arr = world.example(seed, i, "train", heldout, "T2VA", two_share=two_share)
+        meta, arr = world.example(seed, i, "train", heldout, task, two_share=two_share)
         i += 1
         clip = world.Clip.from_json(meta["spec"])
         if len(clip.things) == shapes and arr["frames"].shape[0] == frames:
@@ -83,8 +90,37 @@ def probe_clips(count, frames=39):
                           lambda p, c: (p, swapped_motion(p, c.things[0]), swapped_colour(p, c.things[0])))
 
 
-def encode(part, clips, device):
-    """Each clip's (video latent, audio latent, shape cells), by the snapshot's VAEs."""
+def second_colour_clips(task, count, frames=39):
+    """Two-shape clips of the task whose shapes differ in colour, each with
+    (its prompt, the second shape's colour word swapped). In a Ref2VA clip
+    the first shape is Picture 1's and the prompt names only the second's
+    colour, so there the word has nothing to be bound against."""
+    def prompts(p, c):
+        a, b = c.things[0].colour, c.things[1].colour
+        near = np.abs(np.subtract(world.COLOURS[b], world.BACKGROUNDS[c.background])) <= 40
+        if a == b or near.all():  # (colour_cells could not tell white from cream)
+            return None
+        # a third colour: in Ref2VA the picture's own would also be absent from the prompt
+        other = next(k for k in sorted(world.COLOURS) if k not in (a, b) and k not in p)
+        return p, world.recoloured(p, {b: other})
+    clips = training_clips(23, count * 2, frames, 2, 1.0, prompts, task)
+    return [c for c in clips if c[2] is not None][:count]
+
+
+def colour_cells(rgb):
+    """A cells function for encode: the latent cells of the pixels within 40
+    (of 255, each channel) of one colour, the one shape of it in a clip."""
+    def cells(frames, latent_t, cell=16):
+        px = (np.abs(frames.astype(np.int16) - np.array(rgb, np.int16)) <= 40).all(-1)
+        f, h, w = px.shape
+        c = px.reshape(f, h // cell, cell, w // cell, cell).any(axis=(2, 4))
+        return np.stack([part.any(0) for part in np.array_split(c, latent_t, axis=0)]).astype(np.float32)
+    return cells
+
+
+def encode(part, clips, device, second_only=False):
+    """Each clip's (video latent, audio latent, shape cells), by the
+    snapshot's VAEs; second_only: the cells of the clip's second shape."""
     vae, avae = demo.build_video_vae(part, device=device), demo.build_audio_vae(part, device=device)
     out = []
     for arr, clip, _ in clips:
@@ -92,16 +128,21 @@ def encode(part, clips, device):
         with torch.no_grad():
             zv = vae.encode(x).float()
             za = avae.encode(torch.from_numpy(arr["audio"][None]).to(device)).float()
-        cells = world.object_cells(arr["frames"], world.BACKGROUNDS[clip.background], zv.shape[2])
+        if second_only:
+            cells = colour_cells(world.COLOURS[clip.things[1].colour])(arr["frames"], zv.shape[2])
+        else:
+            cells = world.object_cells(arr["frames"], world.BACKGROUNDS[clip.background], zv.shape[2])
         out.append((zv, za, torch.from_numpy(cells).to(device)[None, None].expand_as(zv)))
     return out
 
 
 def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
     """[sigma, variant] mean loss on the shapes' cells; states[k][v] is
-    (Qwen states, tags) of clip k's prompt variant v."""
+    (Qwen states, tags[, extras]) of clip k's prompt variant v (extras: a
+    Ref2VA conditioning's picture rows)."""
     gen = torch.Generator().manual_seed(seed)
-    items = [train_dit.with_layouts([{"lat": (zv, za), "states": st, "tags": tg, "extra": {}} for st, tg in sts])
+    items = [train_dit.with_layouts([{"lat": (zv, za), "states": sv[0], "tags": sv[1],
+                                      "extra": dict(sv[2]) if len(sv) > 2 else {}} for sv in sts])
              for (zv, za, _), sts in zip(latents, states)]
     out = np.zeros((len(sigmas), len(states[0])))
     for i, s in enumerate(sigmas):
@@ -116,6 +157,30 @@ def losses(model, ref, latents, states, sigmas=SIGMAS, reps=2, seed=0):
                 for v, ((ov, _), (tv, _)) in enumerate(zip(outs, targets)):
                     out[i, v] += float(train_dit.cell_loss(ov, tv, cells))
     return out / (reps * len(latents))
+
+
+def second_colour(model, ref, part, cond, count, device):
+    """[sigma, task, variant]: the second shape's colour word read in T2VA
+    and in Ref2VA two-shape clips, on that shape's cells."""
+    out = []
+    for task in ("T2VA", "Ref2VA"):
+        clips = second_colour_clips(task, count)
+        lat = encode(part, clips, device, second_only=True)
+        if task == "T2VA":
+            by_prompt = cond.text_only([q for _, _, ps in clips for q in ps])
+            states = [[by_prompt[q] for q in ps] for _, _, ps in clips]
+        else:
+            states = [[cond.ref2va(q, arr["picture"]) for q in ps] for arr, _, ps in clips]
+        out.append(losses(model, ref, lat, states))
+    return np.stack(out, axis=1)
+
+
+def report_second(table, sigmas=SIGMAS):
+    lines = ["sigma  second shape: T2VA own  colour swapped (ratio)  Ref2VA own  colour swapped (ratio)"]
+    for s, ((t_own, t_sw), (r_own, r_sw)) in zip(sigmas, table):
+        lines.append(f"{s:5.2f}  {t_own:20.4f}  {t_sw:14.4f} ({t_sw / t_own:.3f})  {r_own:10.4f}  "
+                     f"{r_sw:14.4f} ({r_sw / r_own:.3f})")
+    return "\n".join(lines)
 
 
 def report(table, binding, sigmas=SIGMAS):
@@ -148,13 +213,18 @@ def main():
     model = demo.load_dit(a.snapshot, device=a.device).eval()
     table = losses(model, ref, latents, states)
     binding = losses(model, ref, pair_latents, pair_states)
+    second = second_colour(model, ref, part, cond, a.count, a.device)
     print(report(table, binding))
+    print(report_second(second))
     if a.log:
         step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
         with open(a.log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"stage": "motion_probe", "dit_steps": step, "sigmas": list(SIGMAS),
                                 "loss": {v: list(map(float, table[:, j])) for j, v in enumerate(VARIANTS)},
-                                "binding": {v: list(map(float, binding[:, j])) for j, v in enumerate(BINDING)}}) + "\n")
+                                "binding": {v: list(map(float, binding[:, j])) for j, v in enumerate(BINDING)},
+                                "second_colour": {t: {v: list(map(float, second[:, i, j])) for j, v in
+                                                      enumerate(("own", "colour swapped"))}
+                                                  for i, t in enumerate(("T2VA", "Ref2VA"))}}) + "\n")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,31 @@ class Swaps(unittest.TestCase):
             self.assertNotEqual(own, exchanged)
             self.assertEqual(sorted(own.split()), sorted(exchanged.split()))
 
+    def test_second_colour_swaps_only_the_second_shapes_word_to_a_third_colour(self):
+        for task in ("T2VA", "Ref2VA"):
+            for arr, clip, (own, swapped) in motion_probe.second_colour_clips(task, 3):
+                first, second = clip.things
+                self.assertNotEqual(first.colour, second.colour)
+                words, other = own.split(), swapped.split()
+                changed = [(a, b) for a, b in zip(words, other) if a != b]
+                self.assertEqual(len(words), len(other))
+                self.assertEqual(len(changed), 1, (own, swapped))
+                self.assertEqual(changed[0][0], second.colour)
+                self.assertNotIn(changed[0][1], (first.colour, second.colour))
+
+    def test_colour_cells_cover_the_second_shape_and_not_the_first(self):
+        import numpy as np
+
+        arr, clip, _ = motion_probe.second_colour_clips("T2VA", 1)[0]
+        first, second = clip.things
+        cells = motion_probe.colour_cells(world.COLOURS[second.colour])(arr["frames"], 1)[0]
+        both = world.object_cells(arr["frames"], world.BACKGROUNDS[clip.background], 1)[0]
+        firsts = motion_probe.colour_cells(world.COLOURS[first.colour])(arr["frames"], 1)[0]
+        self.assertGreater(cells.sum(), 0)
+        self.assertTrue(np.all(cells <= both))  # inside the shapes' cells
+        self.assertLess(cells.sum(), both.sum())  # and not all of them: the first's are apart
+        self.assertGreater(firsts.sum(), 0)
+
 
 if __name__ == "__main__":
     unittest.main()
