@@ -106,7 +106,7 @@ screenshots: deps
 TRAIN_PYTHON ?= $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import numpy' 2>/dev/null && echo $(p))))
 train-check:
 	@test -n "$(TRAIN_PYTHON)" || { echo "make train-check needs python3 with numpy: apt-get install python3-numpy (Debian) or pip3 install numpy, or set TRAIN_PYTHON" >&2; exit 1; }
-	cd tools/train && PYTHONDONTWRITEBYTECODE=1 $(TRAIN_PYTHON) -m unittest test_world test_eval test_packed test_motion_probe test_demo test_head_rank test_vae_shapes test_train_dit test_run_budget test_average_dit test_binding_states test_text_encoder
+	cd tools/train && PYTHONDONTWRITEBYTECODE=1 $(TRAIN_PYTHON) -m unittest test_world test_eval test_packed test_motion_probe test_demo test_head_rank test_vae_shapes test_train_dit test_run_budget test_average_dit test_binding_states test_text_encoder test_grow_dit
 
 clean:
 	rm -rf bin build

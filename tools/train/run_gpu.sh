@@ -20,6 +20,7 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DBIND: the weight of the DiT's binding term on two-object clips (train_dit.py --bind; 0: none)
 # DTEXT: the text encoder's layers train beside the DiT at this peak rate (train_dit.py --text-lr;
 #   none: frozen); test_text_encoder.py checks them against HF here first, and without it they stay frozen
+# DGROW: the DiT's blocks before it trains (grow_dit.py: 7 fits the snapshot's 40 MB; 4 now)
 # DEMOFIX=1: with DIT_MINUTES 0, only the demo parity fixtures (demo_fixtures below)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
 #   latents stay, so the DiT's targets do not move); finish it before the DiT
@@ -109,6 +110,9 @@ if [ -n "${VDEC_MIN:-}" ]; then
   vdec=$!
 fi
 if [ "$DIT_MIN" != 0 ]; then
+  # DGROW: the DiT deepened to that many blocks first, computing what it did (grow_dit.py;
+  # a snapshot that has them already is left as it is)
+  [ -z "${DGROW:-}" ] || python3 tools/train/grow_dit.py --snapshot "$SNAP" --layers "$DGROW"
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
     --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} ${DTEXT:+--text-lr "$DTEXT"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   keep

@@ -223,13 +223,16 @@ def without_layouts(item):
 
 def load_state(state, step0, model, opt, text=None):
     """Whether the last call's optimizer and live weights were loaded: only
-    when they belong to the snapshot's DiT (the same step count) and the
-    call trained the text encoder as this one does (text: its layers)."""
+    when they belong to the snapshot's DiT (the same step count and tensors:
+    grow_dit.py deepens it without a step) and the call trained the text
+    encoder as this one does (text: its layers)."""
     path = os.path.join(state, "optimizer.pt") if state else ""
     if not path or not os.path.exists(path):
         return False
     st = torch.load(path, map_location="cpu")
     if st["step"] != step0 or (st.get("text") is None) != (text is None):
+        return False
+    if {k: tuple(v.shape) for k, v in st["live"].items()} != {k: tuple(v.shape) for k, v in model.state_dict().items()}:
         return False
     model.load_state_dict(st["live"])
     if text is not None:
