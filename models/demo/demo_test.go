@@ -186,6 +186,32 @@ func TestEmbeddedSnapshotLayout(t *testing.T) {
 	}
 }
 
+// repositoryBudget is the issue's ceiling on the demo snapshot's bytes in
+// the repository (issue 15: 40 MB); grow_dit.py's DGROW=7 comes to 38 MB.
+const repositoryBudget = 40_000_000
+
+// The embedded snapshot, as the repository stores it, stays within its
+// budget: a deeper DiT or a wider VAE that passes it must not ship.
+func TestEmbeddedSnapshotWithinBudget(t *testing.T) {
+	var total int64
+	err := fs.WalkDir(Snapshot(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			total += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total > repositoryBudget {
+		t.Errorf("the demo snapshot holds %d bytes, over the %d the repository allows it", total, int64(repositoryBudget))
+	}
+}
+
 // A partition holding only its model_index.json is filled from the full
 // one, as the repository stores the demo's two partitions.
 func TestExtractFillsSharedPartition(t *testing.T) {
