@@ -20,6 +20,7 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DBIND: the weight of the DiT's binding term on two-object clips (train_dit.py --bind; 0: none)
 # DTEXT: the text encoder's layers train beside the DiT at this peak rate (train_dit.py --text-lr;
 #   none: frozen); test_text_encoder.py checks them against HF here first, and without it they stay frozen
+# BINDPROBE=1: binding_states.py after the DiT (whether the encoder's states bind colours to shapes)
 # DGROW: the DiT's blocks before it trains (grow_dit.py: 7 fits the snapshot's 40 MB; 4 now)
 # DEMOFIX=1: with DIT_MINUTES 0, only the demo parity fixtures (demo_fixtures below)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
@@ -119,11 +120,11 @@ if [ "$DIT_MIN" != 0 ]; then
   # packed now: a call stopped in the stages after this still brings the DiT back
   pack
   # the demo parity fixtures first (what shipping a trained encoder needs), then how
-  # much the DiT reads its motion words (a few seconds; README: Evaluation), then
-  # with the text encoder trained how surely its states name each shape's colour
+  # much the DiT reads its motion words (README: Evaluation), then with BINDPROBE=1
+  # how surely the text encoder's states name each shape's colour (about a minute)
   [ -z "${DTEXT:-}" ] || demo_fixtures
   python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
-  if [ -n "${DTEXT:-}" ]; then
+  if [ -n "${BINDPROBE:-}" ]; then
     python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
       tail -n 5 "$OUT/binding.err"
   fi
