@@ -90,6 +90,16 @@ def probe_clips(count, frames=39):
                           lambda p, c: (p, swapped_motion(p, c.things[0]), swapped_colour(p, c.things[0])))
 
 
+def bounce_clips(count, frames=39):
+    """probe_clips' rows for bouncing shapes only (bounce -> stays still):
+    the held-out renders draw most bounces still."""
+    def prompts(p, c):
+        t = c.things[0]
+        return (p, swapped_motion(p, t), swapped_colour(p, t)) if t.motion == "bounce" else None
+    clips = training_clips(31, count * 12, frames, 1, None, prompts)
+    return [c for c in clips if c[2] is not None][:count]
+
+
 def second_colour_clips(task, count, frames=39):
     """Two-shape clips of the task whose shapes differ in colour, each with
     (its prompt, the second shape's colour word swapped). In a Ref2VA clip
@@ -183,10 +193,15 @@ def report_second(table, sigmas=SIGMAS):
     return "\n".join(lines)
 
 
-def report(table, binding, sigmas=SIGMAS):
-    lines = ["sigma  own prompt  motion swapped (ratio)  colour swapped (ratio)"]
+def report_words(table, sigmas=SIGMAS, title="own prompt"):
+    lines = [f"sigma  {title}  motion swapped (ratio)  colour swapped (ratio)"]
     for s, (own, mot, col) in zip(sigmas, table):
         lines.append(f"{s:5.2f}  {own:10.4f}  {mot:14.4f} ({mot / own:.3f})  {col:14.4f} ({col / own:.3f})")
+    return lines
+
+
+def report(table, binding, sigmas=SIGMAS):
+    lines = report_words(table, sigmas)
     lines.append("sigma  two shapes  colours exchanged (ratio)")
     for s, (own, ex) in zip(sigmas, binding):
         lines.append(f"{s:5.2f}  {own:10.4f}  {ex:14.4f} ({ex / own:.3f})")
@@ -203,10 +218,10 @@ def main():
     import inputs
 
     part = demo.part_dir(a.snapshot)
-    clips, pairs = probe_clips(a.count), binding_clips(a.count)
+    clips, pairs, bounces = probe_clips(a.count), binding_clips(a.count), bounce_clips(a.count)
     latents, pair_latents = encode(part, clips, a.device), encode(part, pairs, a.device)
     cond = inputs.Conditioner(part, a.device, demo.build_video_vae(part, device=a.device))
-    by_prompt = cond.text_only([q for _, _, ps in clips + pairs for q in ps])
+    by_prompt = cond.text_only([q for _, _, ps in clips + pairs + bounces for q in ps])
     states = [[by_prompt[q] for q in ps] for _, _, ps in clips]
     pair_states = [[by_prompt[q] for q in ps] for _, _, ps in pairs]
     ref = demo.dit_training_shims()
@@ -214,8 +229,10 @@ def main():
     table = losses(model, ref, latents, states)
     binding = losses(model, ref, pair_latents, pair_states)
     second = second_colour(model, ref, part, cond, a.count, a.device)
+    bounce = losses(model, ref, encode(part, bounces, a.device), [[by_prompt[q] for q in ps] for _, _, ps in bounces])
     print(report(table, binding))
     print(report_second(second))
+    print("\n".join(report_words(bounce, title="bouncing shape")))
     if a.log:
         step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
         with open(a.log, "a", encoding="utf-8") as f:
@@ -224,7 +241,8 @@ def main():
                                 "binding": {v: list(map(float, binding[:, j])) for j, v in enumerate(BINDING)},
                                 "second_colour": {t: {v: list(map(float, second[:, i, j])) for j, v in
                                                       enumerate(("own", "colour swapped"))}
-                                                  for i, t in enumerate(("T2VA", "Ref2VA"))}}) + "\n")
+                                                  for i, t in enumerate(("T2VA", "Ref2VA"))},
+                                "bounce": {v: list(map(float, bounce[:, j])) for j, v in enumerate(VARIANTS)}}) + "\n")
 
 
 if __name__ == "__main__":

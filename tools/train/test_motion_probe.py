@@ -58,6 +58,13 @@ class Swaps(unittest.TestCase):
                 self.assertEqual(changed[0][0], second.colour)
                 self.assertNotIn(changed[0][1], (first.colour, second.colour))
 
+    def test_bounce_clips_bounce_and_swap_to_staying_still(self):
+        for arr, clip, (own, motion, colour) in motion_probe.bounce_clips(3):
+            self.assertEqual([t.motion for t in clip.things], ["bounce"])
+            self.assertEqual(motion, motion_probe.swapped_motion(own, clip.things[0]))
+            self.assertIn(world.MOTION_WORDS["still"][0], motion)
+            self.assertNotEqual(colour, own)
+
     def test_colour_cells_cover_the_second_shape_and_not_the_first(self):
         import numpy as np
 
