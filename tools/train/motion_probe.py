@@ -122,9 +122,7 @@ def colour_cells(rgb):
     (of 255, each channel) of one colour, the one shape of it in a clip."""
     def cells(frames, latent_t, cell=16):
         px = (np.abs(frames.astype(np.int16) - np.array(rgb, np.int16)) <= 40).all(-1)
-        f, h, w = px.shape
-        c = px.reshape(f, h // cell, cell, w // cell, cell).any(axis=(2, 4))
-        return np.stack([part.any(0) for part in np.array_split(c, latent_t, axis=0)]).astype(np.float32)
+        return world.pixel_cells(px, latent_t, cell)
     return cells
 
 

@@ -517,6 +517,14 @@ def object_cells(frames, background, latent_t, cell=16):
     px = np.zeros((f, h, w), bool)
     for c in range(3):
         px |= (np.abs(np.arange(256) - int(background[c])) > 12)[frames[..., c]]
+    return pixel_cells(px, latent_t, cell)
+
+
+def pixel_cells(px, latent_t, cell=16):
+    """Which latent cells hold any of the marked pixels px [F, H, W]: a
+    latent step covers its share of the frames in order, a cell its cell x
+    cell pixels ([latent_t, H/cell, W/cell] in {0, 1})."""
+    f, h, w = px.shape
     cells = px.reshape(f, h // cell, cell, w // cell, cell).any(axis=(2, 4))
     return np.stack([part.any(0) for part in np.array_split(cells, latent_t, axis=0)]).astype(np.float32)
 
