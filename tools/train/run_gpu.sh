@@ -123,7 +123,9 @@ if [ "$DIT_MIN" != 0 ]; then
   # much the DiT reads its motion words (README: Evaluation), then with BINDPROBE=1
   # how surely the text encoder's states name each shape's colour (about a minute)
   [ -z "${DTEXT:-}" ] || demo_fixtures
-  python3 tools/train/motion_probe.py --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" || tail -n 5 "$OUT/probe.err"
+  # (--pool-last: the loss on this call's own pool against fresh clips', README: twenty-third)
+  python3 tools/train/motion_probe.py --pool-last "$DIT_N" --log "$OUT/probe-$STAMP.jsonl" 2>"$OUT/probe.err" ||
+    tail -n 5 "$OUT/probe.err"
   if [ -n "${BINDPROBE:-}" ]; then
     python3 tools/train/binding_states.py --log "$OUT/binding-$STAMP.jsonl" 2>"$OUT/binding.err" ||
       tail -n 5 "$OUT/binding.err"

@@ -78,6 +78,18 @@ class Swaps(unittest.TestCase):
         self.assertLess(cells.sum(), both.sum())  # and not all of them: the first's are apart
         self.assertGreater(firsts.sum(), 0)
 
+    def test_pool_clips_are_the_examples_a_call_made_from_there(self):
+        import data
+        import train_dit
+
+        start = 150404  # in the shipped DiT's last cold call's pool, a T2VA clip of 22 frames
+        made = [meta["prompt"] for meta, arr in data.stream(train_dit.stream_seed(1), "train", start=start, count=12,
+                                                            workers=1)
+                if meta["task"] == "T2VA" and arr["frames"].shape[0] <= 39]
+        got = [ps[0] for _, _, ps in motion_probe.pool_clips(start, len(made))]
+        self.assertGreater(len(made), 3)  # (and one of 56 frames among the twelve, left out)
+        self.assertEqual(got, made)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -367,13 +367,20 @@ def reduce_grads(params, world, stop):
     return float(flat[-1]) > 0
 
 
+def stream_seed(seed):
+    """The world seed of the DiT's example stream for --seed: a call's pool
+    is this stream's indices from the snapshot's examples_seen on
+    (motion_probe.py --pool-last reads it back)."""
+    return seed + 20
+
+
 def make_items(a, rank, part, tasks, rng, seen, log, t0):
     """This rank's examples: its share of the new ones, made and encoded,
     after those the last call on this machine kept (--state), with their
     layouts, and their text encoder entries on the GPU when it trains."""
     world = a.ranks
     start = seen + rank * (a.examples // world)
-    examples = data.stream(a.seed + 20, "train", start=start, count=a.examples // world,
+    examples = data.stream(stream_seed(a.seed), "train", start=start, count=a.examples // world,
                            workers=max(1, a.workers // world), two_share=a.two_share,
                            task_shares=a.task_share)
     vaes = inputs_version(a.snapshot, text=a.text_lr > 0)
