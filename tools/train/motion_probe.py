@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
 import demo  # noqa: E402
 import packed  # noqa: E402
 import train_dit  # noqa: E402
@@ -120,14 +121,16 @@ def second_colour_clips(task, count, frames=39):
 def pool_clips(start, count, frames=39, seed=1):
     """T2VA clips of the DiT's training stream from index start on (a call
     makes its pool from there: train_dit.make_items), up to `frames` frames,
-    each with its prompt; a call run without DTWO or DTASKS."""
-    heldout, out, i = world.load_heldout(), [], start
-    while len(out) < count:
-        meta, arr = world.example(train_dit.stream_seed(seed), i, "train", heldout)
-        i += 1
+    each with its prompt (the stream read as make_items reads it, for a call
+    run without DTWO or DTASKS)."""
+    out = []
+    if count <= 0:
+        return out
+    for meta, arr in data.stream(train_dit.stream_seed(seed), "train", start=start, workers=1):
         if meta["task"] == "T2VA" and arr["frames"].shape[0] <= frames:
             out.append((arr, world.Clip.from_json(meta["spec"]), (meta["prompt"],)))
-    return out
+            if len(out) == count:
+                return out
 
 
 def pool_gap(model, ref, part, cond, start, count, device):
@@ -263,14 +266,14 @@ def main():
     print(report(table, binding))
     print(report_second(second))
     print("\n".join(report_words(bounce, title="bouncing shape")))
-    gap = None
+    done, gap = demo.trained(a.snapshot, "dit"), None
     if a.pool_last:
-        start = int(demo.trained(a.snapshot, "dit").get("examples_seen", 0)) - a.pool_last
+        start = int(done.get("examples_seen", 0)) - a.pool_last
         gap = pool_gap(model, ref, part, cond, start, a.pool_count, a.device)
         print("sigma  last call's pool  fresh clips (ratio)")
         print("\n".join(f"{s:5.2f}  {pl:16.4f}  {fr:11.4f} ({fr / pl:.3f})" for s, (pl, fr) in zip(SIGMAS, gap)))
     if a.log:
-        step = int(demo.trained(a.snapshot, "dit").get("steps", 0))
+        step = int(done.get("steps", 0))
         with open(a.log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"stage": "motion_probe", "dit_steps": step, "sigmas": list(SIGMAS),
                                 "loss": {v: list(map(float, table[:, j])) for j, v in enumerate(VARIANTS)},
