@@ -21,6 +21,10 @@ VAE_MIN=${1:-3.5}; DIT_MIN=${2:-5}; DIT_N=${3:-12000}
 # DTEXT: the text encoder's layers train beside the DiT at this peak rate (train_dit.py --text-lr;
 #   none: frozen); test_text_encoder.py checks them against HF here first, and without it they stay frozen
 # BINDPROBE=1: binding_states.py after the DiT (whether the encoder's states bind colours to shapes)
+# DCOLD: each rank makes this many of its examples before the DiT trains and the rest of its
+#   share (DIT_EXAMPLES / RANKS) beside the training (train_dit.py --cold; none: all before)
+# DWORKERS: the example-making processes of all ranks together (train_dit.py --workers, 12: one a
+#   rank at 8 ranks, which then draws the world in its own process; with DCOLD give two or more a rank)
 # DGROW: the DiT's blocks before it trains (grow_dit.py: 7 fits the snapshot's 40 MB; 4 now)
 # DEMOFIX=1: with DIT_MINUTES 0, only the demo parity fixtures (demo_fixtures below)
 # VDEC_MIN: minutes of video-decoder-only training beside the DiT (its
@@ -115,7 +119,7 @@ if [ "$DIT_MIN" != 0 ]; then
   # a snapshot that has them already is left as it is)
   [ -z "${DGROW:-}" ] || python3 tools/train/grow_dit.py --snapshot "$SNAP" --layers "$DGROW"
   python3 tools/train/train_dit.py --minutes "$DIT_MIN" --examples "$DIT_N" --ranks "${RANKS:-4}" \
-    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} ${DTEXT:+--text-lr "$DTEXT"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
+    --batch "${DBATCH:-16}" --lr "${DLR:-5e-4}" ${DTWO:+--two-share "$DTWO"} ${DTASKS:+--task-share "$DTASKS"} ${DKEY:+--key-boost "$DKEY"} ${DBIND:+--bind "$DBIND"} ${DTEXT:+--text-lr "$DTEXT"} ${DCOLD:+--cold "$DCOLD"} ${DWORKERS:+--workers "$DWORKERS"} --state "$STATE" --log "$OUT/dit-$STAMP.jsonl" 2>&1 | tail -n 4
   keep
   # packed now: a call stopped in the stages after this still brings the DiT back
   pack

@@ -8,6 +8,7 @@ binding term (--bind) on a clip carrying a negative.
 
 import os
 import random
+import time
 import unittest
 
 try:
@@ -152,6 +153,86 @@ class BindingTerm(unittest.TestCase):
         total, lv, la, hinge = self.losses(batch)
         self.assertEqual(hinge, 0.0)
         self.assertAlmostEqual(total, lv + la, places=6)
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class RankShares(unittest.TestCase):
+    def test_the_ranks_blocks_tile_the_calls_indices(self):
+        import train_dit
+        blocks = [train_dit.rank_share(28800, 8, r, 150400) for r in range(8)]
+        self.assertEqual(blocks[0][0], 150400)
+        for (s0, _, n0), (s1, _, _) in zip(blocks, blocks[1:]):
+            self.assertEqual(s0 + n0, s1)
+        self.assertEqual(blocks[-1][0] + blocks[-1][2], 150400 + 28800)
+
+    def test_cold_makes_the_first_of_a_block_and_leaves_the_rest_to_the_grower(self):
+        import train_dit
+        self.assertEqual(train_dit.rank_share(28800, 8, 3, 0), (10800, 3600, 3600))
+        self.assertEqual(train_dit.rank_share(28800, 8, 3, 0, cold=600), (10800, 600, 3600))
+        self.assertEqual(train_dit.rank_share(4800, 8, 0, 0, cold=900), (0, 600, 600))
+
+
+class CountingMaker:
+    """Stands in for making.Maker's example work (the grower's threading is
+    what is under test): each example's item is its index, made in `pause`
+    seconds; fail_at raises there."""
+
+    def __init__(self, pause=0.0, fail_at=None):
+        self.pause, self.fail_at, self.spent = pause, fail_at, {}
+
+    def make(self, examples, stop=None):
+        out = []
+        for i in examples:
+            if i == self.fail_at:
+                raise ValueError("no clip %d" % i)
+            time.sleep(self.pause)
+            out.append({"i": i})
+            if stop is not None and stop():
+                break
+        return out
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class PoolGrowerGrows(unittest.TestCase):
+    def finish(self, new):
+        return [dict(it, finished=True) for it in new]
+
+    def wait(self, grower, pool, n):
+        for _ in range(500):
+            if len(pool) >= n or not grower._thread.is_alive():
+                return
+            time.sleep(0.01)
+
+    def test_every_example_joins_the_pool_in_order_and_finished(self):
+        import making
+        pool = [{"i": -1}]
+        grower = making.PoolGrower(CountingMaker(), range(100), pool, self.finish, chunk=7)
+        self.wait(grower, pool, 101)
+        self.assertEqual(grower.stop(), 100)
+        self.assertEqual([it["i"] for it in pool], list(range(-1, 100)))
+        self.assertTrue(all(it.get("finished") for it in pool[1:]))
+
+    def test_stop_ends_the_growing_within_an_example(self):
+        import making
+        pool = []
+        grower = making.PoolGrower(CountingMaker(pause=0.01), range(10000), pool, self.finish, chunk=200)
+        self.wait(grower, pool, 200)
+        t = time.time()
+        made = grower.stop(timeout=5.0)
+        # a chunk takes 2 s: stopped within an example, not at the chunk's end
+        self.assertLess(time.time() - t, 1.0)
+        self.assertFalse(grower._thread.is_alive())
+        self.assertLess(made, 10000)
+        self.assertEqual(len(pool), made)
+
+    def test_a_failure_keeps_the_pool_and_says_what(self):
+        import making
+        pool = []
+        grower = making.PoolGrower(CountingMaker(fail_at=30), range(100), pool, self.finish, chunk=10)
+        self.wait(grower, pool, 100)
+        self.assertEqual(grower.stop(), 30)
+        self.assertEqual(len(pool), 30)
+        self.assertIn("no clip 30", grower.error)
 
 
 if __name__ == "__main__":

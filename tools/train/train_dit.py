@@ -42,113 +42,17 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import demo  # noqa: E402
-import inputs  # noqa: E402
 import packed  # noqa: E402
 import text_encoder  # noqa: E402
 import world  # noqa: E402
-from train_vae import Log, intermediate_on  # noqa: E402
+from making import Maker, PoolGrower  # noqa: E402
+from train_vae import Log  # noqa: E402
 
 R = demo.R
 SHIFT_V, SHIFT_A = 12.0, 3.0
 
 
 # ---------------------------------------------------------------- inputs
-
-def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negatives=False, text=False):
-    """Each example as (video latent, audio latent, Qwen states, tags,
-    payload extras), encoded in groups of one frame count; the frames are
-    dropped once encoded (20,000 clips would not fit in memory). Groups of
-    8: at 32, eight ranks' encodes held 122 GB of the GPU at once, past an
-    H100's 80. spent: seconds by part of the work (world, encode, each
-    task's conditioning), added up there: where a call's making goes.
-    negatives: each two-object T2VA and Ref2VA example also carries its
-    binding negative's conditioning ("negative": states, tags, extras of
-    world.binding_negative's prompt), for flow_loss's binding term.
-    text: each example and negative also carries its TextLayers entry
-    ("text"), for training the text encoder (restate)."""
-    spent = {} if spent is None else spent
-
-    def timed(key, t):
-        spent[key] = spent.get(key, 0.0) + time.time() - t
-
-    intermediate_on(device)
-    vae = demo.build_video_vae(part, device=device)
-    avae = demo.build_audio_vae(part, device=device)
-    cond = inputs.Conditioner(part, device, vae, text=text)
-    items, texts, pending = [], [], {}
-
-    def flush(group):
-        fr = np.stack([arr["frames"] for _, arr in group])
-        x = torch.from_numpy(fr).to(device).permute(0, 4, 1, 2, 3).float() * (2.0 / 255.0) - 1.0
-        wav = torch.from_numpy(np.stack([arr["audio"] for _, arr in group])).to(device)
-        t = time.time()
-        with torch.no_grad():
-            zv, za = vae.encode(x), avae.encode(wav)
-        if str(device).startswith("cuda"):
-            torch.cuda.synchronize()
-        timed("encode", t)
-        for j, (meta, arr) in enumerate(group):
-            t = time.time()
-            lat = (zv[j:j + 1].float().contiguous(), za[j:j + 1].float().contiguous())
-            bg = world.BACKGROUNDS[meta["spec"]["background"]]
-            cells = torch.from_numpy(world.object_cells(arr["frames"], bg, zv.shape[2])).to(device)[None, None]
-            task = meta["task"].lower()
-            if task == "fl2va":
-                st, tags, extra = cond.fl2va(meta["prompt"], arr["frames"], rng.choice(("first", "last", "both")))
-            elif task == "ref2va":
-                st, tags, extra = cond.ref2va(meta["prompt"], arr["picture"])
-            else:
-                st, tags, extra = None, None, {}
-                texts.append(meta["prompt"])
-            item = {"task": task, "prompt": meta["prompt"], "lat": lat, "states": st, "tags": tags,
-                    "extra": extra, "cells": cells}
-            if text and task != "t2va":
-                item["text"] = cond.last_entry
-            neg = negatives and world.binding_negative(world.Clip.from_json(meta["spec"]), meta["prompt"])
-            if neg and task == "ref2va":
-                item["negative"] = dict(zip(("states", "tags", "extra"), cond.ref2va(neg, arr["picture"])))
-                if text:
-                    item["negative"]["text"] = cond.last_entry
-            elif neg:
-                item["negative"] = {"prompt": neg, "extra": {}}
-                texts.append(neg)
-            timed(task, t)
-            items.append(item)
-
-    t = time.time()
-    for meta, arr in examples:
-        timed("world", t)
-        if meta["task"].lower() in tasks:
-            g = pending.setdefault(arr["frames"].shape[0], [])
-            g.append((meta, arr))
-            if len(g) == group_size:
-                flush(g)
-                g.clear()
-        t = time.time()
-    for g in pending.values():
-        if g:
-            flush(g)
-    if texts:
-        t = time.time()
-        states = cond.text_only(texts)
-        timed("t2va", t)
-        for it in items:
-            if it["states"] is None:
-                it["states"], it["tags"] = states[it["prompt"]]
-                if text:
-                    it["text"] = cond.entries[it["prompt"]]
-            neg = it.get("negative")
-            if neg and "prompt" in neg:
-                if text:
-                    neg["text"] = cond.entries[neg["prompt"]]
-                neg["states"], neg["tags"] = states[neg.pop("prompt")]
-    # the encoders' cached buffers go back to the GPU for training: at 12
-    # ranks the H200 read 138 of its 141 GB used through a whole run
-    del vae, avae, cond
-    if str(device).startswith("cuda"):
-        torch.cuda.empty_cache()
-    return items
-
 
 def with_layouts(items):
     """Each item's PackedLayout in its payload: _forward reuses a payload's
@@ -189,9 +93,14 @@ def inputs_version(snap, text=False):
     return vae_version(snap) + ["text" if text else int(demo.trained(snap, "text_encoder").get("steps", 0))]
 
 
+def items_path(state, rank, world_size):
+    """Where a rank's kept examples live on the machine ("": none kept)."""
+    return os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
+
+
 def cached_items(state, rank, world_size, vaes):
     """(the cache's path, the items kept there by encodes of these VAEs)."""
-    path = os.path.join(state, "items-%d-of-%d.pt" % (rank, world_size)) if state else ""
+    path = items_path(state, rank, world_size)
     if not path or not os.path.exists(path):
         return path, []
     # each tensor back where prepare() put it (latents on the GPU, tags on
@@ -374,30 +283,64 @@ def stream_seed(seed):
     return seed + 20
 
 
+def rank_share(examples, ranks, rank, seen, cold=0):
+    """(its first stream index, how many it makes before training, how
+    many in all) of a rank's share of a call's new examples: the call's
+    are the stream's `examples` indices from `seen` on, in one block a
+    rank; with cold, the grower goes on from start + first."""
+    share = examples // ranks
+    return seen + rank * share, min(cold, share) if cold else share, share
+
+
 def make_items(a, rank, part, tasks, rng, seen, log, t0):
     """This rank's examples: its share of the new ones, made and encoded,
     after those the last call on this machine kept (--state), with their
-    layouts, and their text encoder entries on the GPU when it trains."""
+    layouts, and their text encoder entries on the GPU when it trains;
+    and, with --cold, the PoolGrower that makes the rest of its share
+    beside the training (None without)."""
     world = a.ranks
-    start = seen + rank * (a.examples // world)
-    examples = data.stream(stream_seed(a.seed), "train", start=start, count=a.examples // world,
-                           workers=max(1, a.workers // world), two_share=a.two_share,
-                           task_shares=a.task_share)
+    start, first, share = rank_share(a.examples, world, rank, seen, a.cold)
+
+    def stream(at, count):
+        return data.stream(stream_seed(a.seed), "train", start=at, count=count,
+                           workers=max(1, a.workers // world), two_share=a.two_share, task_shares=a.task_share)
+
     vaes = inputs_version(a.snapshot, text=a.text_lr > 0)
     cache, old = cached_items(a.state, rank, world, vaes)
     spent = {}
-    made = prepare(examples, part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
-    items = with_layouts(keep_items(cache, old + made, a.keep, vaes))
+    maker = Maker(part, a.device, tasks, rng, spent=spent, negatives=a.bind > 0, text=a.text_lr > 0)
+    made = maker.make(stream(start, first))
+    items = finish_items(a, keep_items(cache, old + made, a.keep, vaes))
+    counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
+    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
+              negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
+              making={k: round(v, 1) for k, v in spent.items()})
+    if first == share:
+        maker.close()
+        return items, None
+    # the grower's own draws (FL2VA's keyframes): the training loop's rng stays as it was
+    maker.rng = random.Random("%d:%d:grow" % (a.seed, rank))
+    return items, PoolGrower(maker, stream(start + first, share - first), items, lambda new: finish_items(a, new))
+
+
+def finish_items(a, items):
+    """The items with their layouts, and their text encoder entries on the
+    GPU when it trains."""
+    items = with_layouts(items)
     if a.text_lr:
         for it in items:
             for piece in (it, it.get("negative")):
                 if piece and "text" in piece:
                     piece["text"] = {k: v.to(a.device) for k, v in piece["text"].items()}
-    counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
-    log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
-              negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
-              making={k: round(v, 1) for k, v in spent.items()})
     return items
+
+
+def stop_growing(a, rank, grower, items, log):
+    """The grower stopped, and the pool it grew kept for the next call."""
+    grown = grower.stop()
+    keep_items(items_path(a.state, rank, a.ranks), items, a.keep, inputs_version(a.snapshot, text=a.text_lr > 0))
+    log.write(stage="dit", rank=rank, grown=grown, items=len(items), making={k: round(v, 1) for k, v in grower.maker.spent.items()},
+              **({"grow_error": grower.error} if grower.error else {}))
 
 
 def save_run(a, model, text, done, step, seconds, tasks):
@@ -433,7 +376,7 @@ def train(rank, a):
     step0 = int(done.get("steps", 0))
     rng = random.Random("%d:%d:%d" % (a.seed, step0, rank))
     t0 = time.time()
-    items = make_items(a, rank, part, tasks, rng, int(done.get("examples_seen", 0)), log, t0)
+    items, grower = make_items(a, rank, part, tasks, rng, int(done.get("examples_seen", 0)), log, t0)
     ref = demo.dit_training_shims()
     model = demo.load_dit(a.snapshot, device=a.device)
     # --text-lr: the text encoder's layers train beside the DiT, at their own rate
@@ -482,9 +425,12 @@ def train(rank, a):
         if step % 50 == 0 and rank == 0:
             lv, la, hinge = np.mean(run, axis=0)
             log.write(stage="dit", step=step0 + step, loss_video=float(lv), loss_audio=float(la),
-                      **({"bind": float(hinge)} if a.bind else {}), lr=opt.param_groups[0]["lr"], t=time.time() - t0)
+                      **({"bind": float(hinge)} if a.bind else {}), lr=opt.param_groups[0]["lr"], pool=len(items),
+                      t=time.time() - t0)
             run = []
         step += 1
+    if grower is not None:
+        stop_growing(a, rank, grower, items, log)
     if rank == 0:
         save_state(a.state, step0 + step, model, opt, text)
         for m, avg in zip(modules, ema):
@@ -521,6 +467,9 @@ def main():
     p.add_argument("--task-share", type=world.parse_task_shares, default=None,
                    help="the tasks' weights among the examples made, e.g. t2va=0.35,fl2va=0.25,ref2va=0.4 "
                    "(the world's own: a third each)")
+    p.add_argument("--cold", type=int, default=0,
+                   help="examples each rank makes before training; the rest of its share are made beside "
+                   "the training, as many as the minutes allow (making.PoolGrower; 0: all before)")
     p.add_argument("--keep", type=int, default=3000, help="with --state: examples each rank keeps across calls")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log", default="")
