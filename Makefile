@@ -24,7 +24,7 @@ CUDA_ARCHITECTURES ?= native
 # screenshot tool that drives the real window).
 NOCGO_PKGS = $(shell $(GO) list ./... | grep -v -e '^h3studio$$' -e '^h3studio/ui' -e '^h3studio/tools/screenshots')
 
-.PHONY: all build cuda cuda-lib run test test-long bench vet abi-check ci deps workflows app mac-test mac-bench screenshots train-check clean
+.PHONY: all build cuda cuda-lib run test test-long bench vet abi-check ci deps workflows app mac-test mac-bench screenshots train-deps train-check clean
 
 all: build
 
@@ -101,10 +101,14 @@ screenshots: deps
 	@tools/screenshots/run.sh
 
 # The demo world's generator and metrics (tools/train/README.md), in Python
-# with numpy: the first python3 that has it, or TRAIN_PYTHON. Not part of
-# `make test`: nothing the app builds or tests uses these tools yet.
+# with numpy: the first python3 that has it, or TRAIN_PYTHON (looked for
+# once train-deps has run). Not part of `make test`: nothing the app builds
+# or tests uses these tools yet.
 TRAIN_PYTHON ?= $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -c 'import numpy' 2>/dev/null && echo $(p))))
-train-check:
+train-deps:
+	@tools/setup-deps.sh train
+
+train-check: train-deps
 	@test -n "$(TRAIN_PYTHON)" || { echo "make train-check needs python3 with numpy: apt-get install python3-numpy (Debian) or pip3 install numpy, or set TRAIN_PYTHON" >&2; exit 1; }
 	cd tools/train && PYTHONDONTWRITEBYTECODE=1 $(TRAIN_PYTHON) -m unittest test_world test_eval test_packed test_motion_probe test_demo test_head_rank test_vae_shapes test_train_dit test_run_budget test_average_dit test_binding_states test_text_encoder test_grow_dit
 

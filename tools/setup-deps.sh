@@ -3,7 +3,12 @@
 # Debian/Ubuntu with apt (Fyne's X11/GL headers, ffmpeg, Xvfb, OpenBLAS and
 # curl for the bench references); on macOS it says what to install. Quiet
 # when everything is present.
+#   tools/setup-deps.sh          # the app's build and tests
+#   tools/setup-deps.sh train    # and Python with numpy, torch, torchaudio and
+#                                # Pillow for tools/train's CPU side (make train-check)
 set -euo pipefail
+train=""
+[ "${1:-}" != train ] || train=1
 
 case "$(uname -s)" in
 Darwin)
@@ -11,6 +16,8 @@ Darwin)
 	xcode-select -p >/dev/null 2>&1 || missing+=("Xcode command line tools (xcode-select --install)")
 	command -v ffmpeg >/dev/null 2>&1 || missing+=("ffmpeg (brew install ffmpeg)")
 	command -v go >/dev/null 2>&1 || missing+=("Go 1.26 (https://go.dev/dl/)")
+	[ -z "$train" ] || python3 -c 'import numpy, torch, torchaudio, PIL' 2>/dev/null ||
+		missing+=("Python 3 with numpy, torch, torchaudio and Pillow (pip3 install numpy torch torchaudio pillow)")
 	if ((${#missing[@]})); then
 		printf 'H3 Studio needs: %s\n' "${missing[@]}" >&2
 		exit 1
@@ -18,6 +25,8 @@ Darwin)
 	;;
 Linux)
 	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev ffmpeg xvfb xauth imagemagick libopenblas-dev curl)
+	# Debian's torch (1.13) runs tools/train's CPU side; the GPU machine has its own
+	[ -z "$train" ] || pkgs+=(python3 python3-numpy python3-torch python3-torchaudio python3-pil)
 	need=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
