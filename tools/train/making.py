@@ -136,14 +136,6 @@ class Maker:
             torch.cuda.empty_cache()
 
 
-def prepare(examples, part, device, tasks, rng, group_size=8, spent=None, negatives=False, text=False):
-    """Every example's item at once (Maker), the encoders freed after."""
-    maker = Maker(part, device, tasks, rng, group_size, spent, negatives, text)
-    items = maker.make(examples)
-    maker.close()
-    return items
-
-
 class PoolGrower:
     """Makes a rank's further examples on a thread beside its training
     loop and appends their items (through finish, e.g. with_layouts) to

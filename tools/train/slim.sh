@@ -19,18 +19,14 @@ hide)
   # lacks them; REFS.md and REFS-sglang.md say how to make them): without
   # them the device would spend its start on a call that fails at once
   "${TRAIN_PYTHON:-python3}" - <<'PY' || exit 1
-import os, sys
+import sys
 sys.path.insert(0, "tools/fixtures/e2e")
 import refmodels, sglref
-bad = [f for f, (_, sha) in refmodels.REF_PINS.items()
-       if not os.path.exists(os.path.join(refmodels.REF, f)) or refmodels._sha256(os.path.join(refmodels.REF, f)) != sha]
 try:
+    refmodels.verify_copies()
     sglref.verify_copies()
 except RuntimeError as e:
-    bad.append(str(e))
-if bad:
-    sys.exit("slim.sh: the reference copies under tools/fixtures/e2e/_ref are missing or not as pinned "
-             "(%s); make them as REFS.md and REFS-sglang.md say before a device call" % "; ".join(bad))
+    sys.exit("slim.sh: %s; make them as REFS.md and REFS-sglang.md say before a device call" % e)
 PY
   mkdir -p "$stash"
   # (the gen.py fixtures of the demo's three parity cases stay: a DTEXT call

@@ -103,7 +103,7 @@ def cached_items(state, rank, world_size, vaes):
     path = items_path(state, rank, world_size)
     if not path or not os.path.exists(path):
         return path, []
-    # each tensor back where prepare() put it (latents on the GPU, tags on
+    # each tensor back where making.Maker put it (latents on the GPU, tags on
     # the host, where _forward reads them): the file never leaves the machine
     kept = torch.load(path)
     return path, kept["items"] if kept["vaes"] == vaes else []
@@ -246,7 +246,7 @@ def flow_loss(model, ref, batch, gen, rng, boost=0.0, key_boost=0.0, bind=0.0):
 
 def restate(text, batch, negatives):
     """The batch with each clip's states made again by the text encoder
-    being trained (text_encoder.TextLayers, from the entry prepare kept),
+    being trained (text_encoder.TextLayers, from the entry making.Maker kept),
     and its negative's too when the binding term reads them."""
     parts = list(batch) + ([it["negative"] for it in batch if it.get("negative")] if negatives else [])
     parts = list({id(p): p for p in parts}.values())  # a clip drawn twice is encoded once
@@ -314,7 +314,7 @@ def make_items(a, rank, part, tasks, rng, seen, log, t0):
     counts = {t: sum(1 for it in items if it["task"] == t) for t in sorted(tasks)}
     log.write(stage="dit", rank=rank, items=len(items), kept=len(old), tasks=counts,
               negatives=sum(1 for it in items if it.get("negative")), t=time.time() - t0,
-              making={k: round(v, 1) for k, v in spent.items()})
+              making=rounded(spent))
     if first == share:
         maker.close()
         return items, None
@@ -339,8 +339,13 @@ def stop_growing(a, rank, grower, items, log):
     """The grower stopped, and the pool it grew kept for the next call."""
     grown = grower.stop()
     keep_items(items_path(a.state, rank, a.ranks), items, a.keep, inputs_version(a.snapshot, text=a.text_lr > 0))
-    log.write(stage="dit", rank=rank, grown=grown, items=len(items), making={k: round(v, 1) for k, v in grower.maker.spent.items()},
+    log.write(stage="dit", rank=rank, grown=grown, items=len(items), making=rounded(grower.maker.spent),
               **({"grow_error": grower.error} if grower.error else {}))
+
+
+def rounded(spent):
+    """Seconds by part of the making, as the log shows them."""
+    return {k: round(v, 1) for k, v in spent.items()}
 
 
 def save_run(a, model, text, done, step, seconds, tasks):
