@@ -209,6 +209,14 @@ def examples(folder, count, seed, split="heldout"):
     return out
 
 
+def selected(items, tasks, first):
+    """The examples to render, each with its index in the split: those of
+    the tasks asked, from index first on. A later range (--first) is set
+    beside an earlier run's first examples, whose renders the same binary
+    and model would only make again."""
+    return [(i, meta, arrays) for i, (meta, arrays) in enumerate(items) if i >= first and meta["task"] in tasks]
+
+
 def parse_tasks(text):
     tasks = [t.strip() for t in text.split(",") if t.strip()]
     bad = [t for t in tasks if t not in world.TASKS]
@@ -227,6 +235,8 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="denoising steps (0: the model's default)")
     p.add_argument("--split", default="heldout", choices=("heldout", "train"),
                    help="held-out combinations (the issue's figures) or seen ones (a diagnostic)")
+    p.add_argument("--first", type=int, default=0,
+                   help="render from this example on (the ones before it scored in an earlier run)")
     p.add_argument("--detail", action="store_true",
                    help="also each example's objects, the motion asked and the motion measured")
     a = p.parse_args()
@@ -236,9 +246,8 @@ def main():
     os.makedirs(renders, exist_ok=True)
     digest = file_digest(a.binary)
     rows, motions = [], []
-    for index, (meta, arrays) in enumerate(examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED, a.split)):
-        if meta["task"] not in a.tasks:
-            continue
+    items = examples(os.path.join(a.out, "examples"), a.count, HELDOUT_SEED, a.split)
+    for index, meta, arrays in selected(items, a.tasks, a.first):
         args, pictures = request(meta, arrays, renders, a.model, index, a.steps)
         key = render_key(digest, args)
         seconds = cached_seconds(renders, meta["id"], key)
@@ -250,7 +259,7 @@ def main():
         if a.detail:
             motions.append((meta["id"], meta["task"], motions_seen(meta, frames)))
     if not rows:
-        raise SystemExit(f"eval: none of the {a.count} examples is a {', '.join(a.tasks)} example; raise --count")
+        raise SystemExit(f"eval: none of examples {a.first}-{a.count - 1} is a {', '.join(a.tasks)} example; raise --count")
     print("\n".join(table(rows)))
     if a.detail:
         print("\n".join(detail(motions)))

@@ -108,6 +108,21 @@ class Resume(unittest.TestCase):
             self.assertIsNone(ev.cached_seconds(tmp, "e", ev.render_key("binary-a", args + ["--seed", "2"])))
 
 
+class Selection(unittest.TestCase):
+    """--first and --tasks choose the examples rendered, each keeping its
+    index in the split (the index sets its seed)."""
+
+    def test_first_and_tasks(self):
+        items = held_out()
+        picked = ev.selected(items, ["T2VA", "Ref2VA"], 5)
+        want = [i for i, (meta, _) in enumerate(items) if i >= 5 and meta["task"] in ("T2VA", "Ref2VA")]
+        self.assertEqual([i for i, _, _ in picked], want)
+        self.assertTrue(want and len(want) < len(items) - 5, "the sample holds FL2VA examples past 5")
+        for i, meta, _ in picked:
+            self.assertIs(meta, items[i][0])
+        self.assertEqual(len(ev.selected(items, list(world.TASKS), 0)), len(items))
+
+
 class Summary(unittest.TestCase):
     """Scored on the generator's own clips every row is 100 %, and each
     row counts only the examples it is about."""
