@@ -17,7 +17,7 @@ Darwin)
 	command -v ffmpeg >/dev/null 2>&1 || missing+=("ffmpeg (brew install ffmpeg)")
 	command -v go >/dev/null 2>&1 || missing+=("Go 1.26 (https://go.dev/dl/)")
 	[ -z "$train" ] || python3 -c 'import numpy, torch, torchaudio, PIL' 2>/dev/null ||
-		missing+=("Python 3 with numpy, torch, torchaudio and Pillow (pip3 install numpy torch torchaudio pillow)")
+		missing+=("Python 3 with numpy, torch, torchaudio, Pillow and matplotlib (pip3 install numpy torch torchaudio pillow matplotlib)")
 	if ((${#missing[@]})); then
 		printf 'H3 Studio needs: %s\n' "${missing[@]}" >&2
 		exit 1
@@ -26,7 +26,7 @@ Darwin)
 Linux)
 	pkgs=(gcc g++ pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libasound2-dev ffmpeg xvfb xauth imagemagick libopenblas-dev curl)
 	# Debian's torch (1.13) runs tools/train's CPU side; the GPU machine has its own
-	[ -z "$train" ] || pkgs+=(python3 python3-numpy python3-torch python3-torchaudio python3-pil)
+	[ -z "$train" ] || pkgs+=(python3 python3-numpy python3-torch python3-torchaudio python3-pil python3-matplotlib)
 	need=()
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
