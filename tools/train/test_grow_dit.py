@@ -39,7 +39,11 @@ class Grown(unittest.TestCase):
 
         cls.snap = tempfile.mkdtemp()
         shutil.copytree(demo.SNAPSHOT, cls.snap, dirs_exist_ok=True)
-        cls.old = grow_dit.grow(cls.snap, 6)
+        # two blocks more than the shipped DiT has, whatever its depth
+        first = os.path.join(demo.part_dir(demo.SNAPSHOT, demo.PARTITIONS[0]), "transformer")
+        cls.layers = demo.read_json(os.path.join(first, "config.json"))["num_layers"] + 2
+        cls.old = grow_dit.grow(cls.snap, cls.layers)
+        cls.copies = [j for j, (_, copy) in enumerate(grow_dit.sources(cls.old, cls.layers)) if copy]
 
     @classmethod
     def tearDownClass(cls):
@@ -59,7 +63,7 @@ class Grown(unittest.TestCase):
 
         _, want = self.velocities(demo.SNAPSHOT)
         model, got = self.velocities(self.snap)
-        self.assertEqual(len(model.blocks), 6)
+        self.assertEqual(len(model.blocks), self.layers)
         for (wv, wa), (gv, ga) in zip(want, got):
             self.assertTrue(torch.equal(wv, gv))
             self.assertTrue(torch.equal(wa, ga))
@@ -68,11 +72,11 @@ class Grown(unittest.TestCase):
         import demo
 
         tdir = os.path.join(demo.part_dir(self.snap), "transformer")
-        self.assertEqual(demo.read_json(os.path.join(tdir, "config.json"))["num_layers"], 6)
+        self.assertEqual(demo.read_json(os.path.join(tdir, "config.json"))["num_layers"], self.layers)
         steps = demo.trained(demo.SNAPSHOT, "dit")["steps"]
-        self.assertEqual(demo.trained(self.snap, "dit")["grown"][-1], {"from": self.old, "to": 6, "at_steps": steps})
+        self.assertEqual(demo.trained(self.snap, "dit")["grown"][-1], {"from": self.old, "to": self.layers, "at_steps": steps})
         index = demo.read_json(os.path.join(tdir, "model.safetensors.index.json"))["weight_map"]
-        self.assertEqual(index["blocks.5.adaln_proj.linear.weight"], "model-00002-of-00002.safetensors")
+        self.assertEqual(index[f"blocks.{self.layers - 1}.adaln_proj.linear.weight"], "model-00002-of-00002.safetensors")
         self.assertEqual(index["final_layer.video_out.weight"], "model-00001-of-00002.safetensors")
 
     def test_training_reaches_the_new_blocks_through_their_gates(self):
@@ -83,7 +87,8 @@ class Grown(unittest.TestCase):
         model = demo.load_dit(self.snap)
         loss(packed.velocity(model, ref, clips(torch.Generator().manual_seed(1)))).backward()
         hidden = model.blocks[0].attn.out_proj.weight.shape[0]
-        for j in (3, 5):  # the copies of blocks 2 and 3
+        self.assertEqual(len(self.copies), 2)
+        for j in self.copies:  # the gated-off copies of the last two blocks
             w = model.blocks[j].adaln_proj.linear.weight
             self.assertEqual(float(w.detach().view(3, 6, hidden, -1)[:, (2, 5)].abs().max()), 0.0)
             self.assertGreater(float(w.grad.view(3, 6, hidden, -1)[:, (2, 5)].abs().max()), 0.0)
