@@ -4,8 +4,8 @@
 # curl for the bench references); on macOS it says what to install. Quiet
 # when everything is present.
 #   tools/setup-deps.sh          # the app's build and tests
-#   tools/setup-deps.sh train    # and Python with numpy, torch, torchaudio and
-#                                # Pillow for tools/train's CPU side (make train-check)
+#   tools/setup-deps.sh train    # and Python with numpy, torch, torchaudio, Pillow
+#                                # and matplotlib for tools/train's CPU side (make train-check)
 set -euo pipefail
 train=""
 [ "${1:-}" != train ] || train=1
@@ -16,7 +16,7 @@ Darwin)
 	xcode-select -p >/dev/null 2>&1 || missing+=("Xcode command line tools (xcode-select --install)")
 	command -v ffmpeg >/dev/null 2>&1 || missing+=("ffmpeg (brew install ffmpeg)")
 	command -v go >/dev/null 2>&1 || missing+=("Go 1.26 (https://go.dev/dl/)")
-	[ -z "$train" ] || python3 -c 'import numpy, torch, torchaudio, PIL' 2>/dev/null ||
+	[ -z "$train" ] || python3 -c 'import numpy, torch, torchaudio, PIL, matplotlib' 2>/dev/null ||
 		missing+=("Python 3 with numpy, torch, torchaudio, Pillow and matplotlib (pip3 install numpy torch torchaudio pillow matplotlib)")
 	if ((${#missing[@]})); then
 		printf 'H3 Studio needs: %s\n' "${missing[@]}" >&2

@@ -79,11 +79,16 @@ def grown_tensors(tensors, old, new, hidden):
     return out
 
 
+def blocks(snap):
+    """The snapshot's DiT blocks (its first partition's config)."""
+    first = os.path.join(demo.part_dir(snap, demo.PARTITIONS[0]), "transformer")
+    return demo.read_json(os.path.join(first, "config.json"))["num_layers"]
+
+
 def grow(snap, layers):
     """Grows every partition's transformer to `layers` blocks; returns the
     old count (the snapshot is left as it is when it already has them)."""
-    first = os.path.join(demo.part_dir(snap, demo.PARTITIONS[0]), "transformer")
-    old = demo.read_json(os.path.join(first, "config.json"))["num_layers"]
+    old = blocks(snap)
     if layers == old:
         return old
     for part in demo.PARTITIONS:

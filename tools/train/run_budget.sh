@@ -13,15 +13,13 @@ set -euo pipefail
 asked=$1 budget=$2 examples=$3
 # MARGIN: seconds kept for run_gpu.sh's stages around the DiT (the packed
 # forward's test, the probe, the plot, the pack) and the files' way back;
-# 115: the probe with --pool-last takes about 100 s (the twenty-fourth
-# session's two calls, given 75, were stopped in it; the twenty-fifth's, given
-# 115, finished it and were stopped in the plot after it, which costs nothing
-# kept: the snapshot and the logs come back loose). With DTEXT, 105 more
-# than the old 75 for the text encoder's HF test before the DiT and the
-# demo fixtures after it (the twenty-second session's first call, given 75
-# more, lost its fixtures: the motion and binding probes before them took
-# 92 s; run_gpu.sh now makes the fixtures first and the binding probe only
-# with BINDPROBE=1)
+# 115 by default: the probe with --pool-last takes about 100 s (the
+# twenty-fourth session's calls, given 75, were stopped in it; the plot
+# after it may be cut, which loses nothing: the snapshot and logs come back
+# loose). With DTEXT, 180: the text encoder's HF test before the DiT and
+# the demo fixtures after it (the twenty-second session's first call, given
+# 150, lost its fixtures; run_gpu.sh now makes the fixtures before the
+# probes and the binding probe only with BINDPROBE=1)
 if [ -n "${DTEXT:-}" ]; then margin=${MARGIN:-180}; else margin=${MARGIN:-115}; fi
 # (the two machines' clocks agree to a second or so; a start is taken
 # to have cost at least 40 s, the least seen, should they not)

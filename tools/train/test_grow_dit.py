@@ -40,8 +40,7 @@ class Grown(unittest.TestCase):
         cls.snap = tempfile.mkdtemp()
         shutil.copytree(demo.SNAPSHOT, cls.snap, dirs_exist_ok=True)
         # two blocks more than the shipped DiT has, whatever its depth
-        first = os.path.join(demo.part_dir(demo.SNAPSHOT, demo.PARTITIONS[0]), "transformer")
-        cls.layers = demo.read_json(os.path.join(first, "config.json"))["num_layers"] + 2
+        cls.layers = grow_dit.blocks(demo.SNAPSHOT) + 2
         cls.old = grow_dit.grow(cls.snap, cls.layers)
         cls.copies = [j for j, (_, copy) in enumerate(grow_dit.sources(cls.old, cls.layers)) if copy]
 
