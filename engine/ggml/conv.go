@@ -146,6 +146,12 @@ func (g *Graph) Conv3D(x, w *Tensor, kt int, o Conv3DOptions) *Tensor {
 	for i := range kt {
 		wi := g.View(w, i*tapBytes, []int{k2, cout}, nil)
 		frames := g.View(cols, i*int(cols.nb[3]), []int{k2, int(ow * oh), ot}, []int{int(cols.nb[1]), st[2] * int(cols.nb[3])})
+		if st[2] > 1 && ot > 1 {
+			// A frame-strided view is not contiguous, and ggml's CPU
+			// matmul then drops from its blocked kernel to row-by-row
+			// dot products (8x slower here); the copy costs far less.
+			frames = g.Cont(frames)
+		}
 		yi := g.MulMat(wi, frames) // [Cout, OW*OH, OT]
 		if y == nil {
 			y = yi

@@ -57,10 +57,23 @@ func (ws *WeightSet) Add(name string, dt DType, shape ...int) *Tensor {
 	}
 	ne, dims := checkShape("WeightSet.Add "+name, dt, shape)
 	t := wrapTensor(cNewTensor(ws.ctx, dt, ne, dims), nil, ws)
-	t.SetName("%s", name)
+	t.SetName("%s", ggmlName(name))
 	ws.tensors = append(ws.tensors, t)
 	ws.byName[name] = t
 	return t
+}
+
+// ggmlName is the name ggml keeps for a weight: the whole name when it
+// fits ggml's 63 bytes, else its last 63 (a derived weight's checkpoint
+// name and transform, e.g. the audio decoder's resampling matrices, can
+// be longer; the tail is the part that tells weights apart). Get still
+// finds it by its whole name.
+func ggmlName(name string) string {
+	const most = 63
+	if len(name) <= most {
+		return name
+	}
+	return name[len(name)-most:]
 }
 
 // Get returns the weight with the given name, or nil.

@@ -37,3 +37,21 @@ func TestWeightBuffersMarked(t *testing.T) {
 		t.Fatal("AllocHost: the weight buffer is not marked as weights")
 	}
 }
+
+// A weight whose name is past ggml's 63 bytes (a derived weight's
+// checkpoint name and transform) is added, named by its tail in ggml and
+// found by its whole name.
+func TestWeightLongName(t *testing.T) {
+	b := newCPU(t)
+	ws := b.NewWeightSet(2)
+	long := "decoder.resblocks.11.activations.5.downsample.lowpass.filter/down_blocks"
+	other := "decoder.resblocks.10.activations.5.downsample.lowpass.filter/down_blocks"
+	w := ws.Add(long, F32, 8)
+	ws.Add(other, F32, 8)
+	if ws.Get(long) != w {
+		t.Fatalf("Get(%q) does not find the weight", long)
+	}
+	if n := w.Name(); len(n) > 63 || n != long[len(long)-len(n):] {
+		t.Errorf("ggml name %q, want the name's last 63 bytes", n)
+	}
+}

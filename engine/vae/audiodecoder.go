@@ -13,18 +13,18 @@ import (
 // ref: ComfyUI comfy/ldm/minimax/audio_vae.py BigVGAN, AMPBlock1,
 // Activation1d, UpSample1d, DownSample1d, SnakeBeta.
 
-// aaSnake is Activation1d(SnakeBeta): the resampling filters become small
-// conv kernels, so each step is an IM2COL plus a MUL_MAT.
+// aaSnake is Activation1d(SnakeBeta): the resampling filters become
+// block-Toeplitz matrices (fir.go), so each is a pair of MUL_MATs.
 type aaSnake struct {
-	Alpha   *ggml.Tensor `st:"act.alpha" shape:"c" ggml:"1,c,1" transform:"exp"`                          // exp(alpha)
-	InvBeta *ggml.Tensor `st:"act.beta" shape:"c" ggml:"1,c,1" transform:"snakebeta_inv"`                 // 1/(exp(beta)+1e-9)
-	Up      *ggml.Tensor `st:"upsample.filter" shape:"1,1,taps" ggml:"up_taps,1,2" transform:"polyphase"` // two phase kernels
-	Down    *ggml.Tensor `st:"downsample.lowpass.filter" shape:"1,1,taps" ggml:"taps,1,1"`                // low-pass (stride 2)
+	Alpha   *ggml.Tensor `st:"act.alpha" shape:"c" ggml:"1,c,1" transform:"exp"`                                       // exp(alpha)
+	InvBeta *ggml.Tensor `st:"act.beta" shape:"c" ggml:"1,c,1" transform:"snakebeta_inv"`                              // 1/(exp(beta)+1e-9)
+	Up      *ggml.Tensor `st:"upsample.filter" shape:"1,1,taps" ggml:"blk,up_out,2" transform:"up_blocks"`             // T0, T1
+	Down    *ggml.Tensor `st:"downsample.lowpass.filter" shape:"1,1,taps" ggml:"up_out,blk,2" transform:"down_blocks"` // T0, T1
 	c       int
 }
 
 func (a *aaSnake) Dims() map[string]int64 {
-	return map[string]int64{"c": int64(a.c), "taps": audioFilterTaps, "up_taps": upTaps}
+	return map[string]int64{"c": int64(a.c), "taps": audioFilterTaps, "blk": firBlock, "up_out": audioResampling * firBlock}
 }
 
 // Replicate padding of the polyphase upsampler and of the low-pass filter
@@ -37,36 +37,17 @@ const (
 	downPadRite = audioFilterTaps / 2
 )
 
-// forward applies the anti-aliased activation to x [L, C, B].
+// forward applies the anti-aliased activation to x [L, C, B]. The snake
+// runs over the upsampler's blocks as they come, the padding's outputs
+// too, which the downsampler's padding then leaves out.
 func (a *aaSnake) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	n, c, b := x.Ne(0), x.Ne(1), x.Ne(2)
-	z := replicatePad(g, x, upPad, upPad)
-	up := g.Conv1D(g.Reshape(z, n+2*upPad, 1, c*b), a.Up, 1, 0, 1) // [L, 2, C·B]
-	up = g.Reshape(g.Cont(g.Permute(up, 1, 0, 2, 3)), 2*n, c, b)   // phases interleaved
-	s := g.Snake(up, a.Alpha, a.InvBeta)
-	u := replicatePad(g, s, downPadLeft, downPadRite)
-	y := g.Conv1D(g.Reshape(u, 2*n+downPadLeft+downPadRite, 1, c*b), a.Down, audioResampling, 0, 1) // [L, 1, C·B]
-	return g.Reshape(y, n, c, b)
-}
-
-// replicatePad pads axis 0 of x [L, C, B] with copies of its first and last
-// elements, from views and concatenations.
-func replicatePad(g *ggml.Graph, x *ggml.Tensor, left, right int) *ggml.Tensor {
-	edge := func(i, k int) *ggml.Tensor {
-		col := g.View(x, i*4, []int{1, x.Ne(1), x.Ne(2)}, []int{x.Nb(1), x.Nb(2)})
-		out := col
-		for range k - 1 {
-			out = g.Concat(out, col, 0)
-		}
-		return out
-	}
-	if left > 0 {
-		x = g.Concat(edge(0, left), x, 0)
-	}
-	if right > 0 {
-		x = g.Concat(x, edge(x.Ne(0)-1, right), 0)
-	}
-	return x
+	nb := (n + firBlock - 1) / firBlock
+	up := blockFIR(g, a.Up, blockRows(g, x, upPad, upPad, firBlock, nb)) // phases interleaved
+	s := g.Add(up, g.Mul(g.Sqr(g.Sin(g.Mul(up, perBlock(g, a.Alpha, b, nb)))), perBlock(g, a.InvBeta, b, nb)))
+	s = blockSamples(g, s, audioResampling*n, c, b, nb)
+	y := blockFIR(g, a.Down, blockRows(g, s, downPadLeft, downPadRite, audioResampling*firBlock, nb))
+	return g.Cont(blockSamples(g, y, n, c, b, nb))
 }
 
 // convT1d is a weight-normalised ConvTranspose1d: the checkpoint keeps

@@ -37,10 +37,12 @@ func loadNet(b *ggml.Backend, src weights.Source, net any, matmul ggml.DType) (*
 var transforms = map[string]weights.Transform{
 	"weightnorm":    weightNorm,
 	"conv3d":        conv3DKernel,
+	"conv3d_lanes":  conv3DLanes,
 	"exp":           mapValues(func(x float64) float64 { return math.Exp(x) }),
 	"snake_inv":     mapValues(func(x float64) float64 { return 1 / (x + audioSnakeEps) }),
 	"snakebeta_inv": mapValues(func(x float64) float64 { return 1 / (math.Exp(x) + audioSnakeEps) }),
-	"polyphase":     polyphase,
+	"up_blocks":     upBlocks,
+	"down_blocks":   downBlocks,
 }
 
 // weightNorm reads name's weight_g [outer, 1, 1] and weight_v [outer,
@@ -86,6 +88,24 @@ func conv3DKernel(src weights.Source, name string, want []int64) ([]float32, err
 	return ggml.Conv3DWeight(raw, int(want[0]), int(want[1]), int(want[2]), int(want[3]), int(want[4])), nil
 }
 
+// conv3DLanes is conv3DKernel with the input channels padded with zero
+// weights to pixelLanes (pixelConv).
+func conv3DLanes(src weights.Source, name string, want []int64) ([]float32, error) {
+	raw, err := weights.ReadFloat32(src, name, want)
+	if err != nil {
+		return nil, err
+	}
+	cout, cin, k := int(want[0]), int(want[1]), int(want[2])*int(want[3])*int(want[4])
+	if cin > pixelLanes {
+		return nil, fmt.Errorf("%s: %d input channels, more than %d", name, cin, pixelLanes)
+	}
+	wide := make([]float32, cout*pixelLanes*k)
+	for o := range cout {
+		copy(wide[o*pixelLanes*k:], raw[o*cin*k:(o+1)*cin*k])
+	}
+	return ggml.Conv3DWeight(wide, cout, pixelLanes, int(want[2]), int(want[3]), int(want[4])), nil
+}
+
 // mapValues is a transform applying f to every stored value, in float64
 // as the reference's per-channel parameters are precomputed.
 func mapValues(f func(float64) float64) weights.Transform {
@@ -100,28 +120,4 @@ func mapValues(f func(float64) float64) weights.Transform {
 		}
 		return out, nil
 	}
-}
-
-// polyphase turns UpSample1d's 12-tap filter (want [1, 1, 12]) into the
-// two 7-tap phase kernels aaSnake.forward correlates with: UpSample1d is
-// ratio·conv_transpose(pad(x, 5), f, stride 2)[15:-15]. Output 2q takes
-// x_p[q+2+j]·f[11-2j], output 2q+1 takes x_p[q+3+j]·f[10-2j] (j < 6);
-// with z = x padded by 3 (z[m] = x_p[m+2]) both phases are one 7-tap
-// correlation over z, with kernels [2f11, 2f9, .., 2f1, 0] and
-// [0, 2f10, .., 2f0].
-func polyphase(src weights.Source, name string, want []int64) ([]float32, error) {
-	up, err := weights.ReadFloat32(src, name, want)
-	if err != nil {
-		return nil, err
-	}
-	poly := make([]float32, 2*upTaps)
-	for k := range upTaps {
-		if k <= 5 {
-			poly[k] = audioResampling * up[11-2*k]
-		}
-		if k >= 1 {
-			poly[upTaps+k] = audioResampling * up[12-2*k]
-		}
-	}
-	return poly, nil
 }
