@@ -112,7 +112,10 @@ const QwenRowGroup = 4096
 // values it attends to. A chunk's causal mask is freed before the next and
 // fits in the group's scratch. Measured on the H200 (tools/gpu/run.sh,
 // bench --qwen): 1.85, 2.94, 4.17 GB at 10,231, 50,000, 100,000 tokens;
-// this gives 1.80, 2.94, 4.38 (-2.4 %, 0 %, +4.9 %).
+// this gives 1.80, 2.94, 4.38 (-2.4 %, 0 %, +4.9 %). The CPU backend
+// keeps K/V in f32 (ggml.Backend.KVType), about a sixth more at the
+// release's widths; the CPU is the development path, not one the release
+// is fitted to.
 func (d Dims) QwenPrefillBytes(tokens int) int64 {
 	T := int64(tokens)
 	kv := int64(d.QKVHeads*d.QHeadDim) * 2
