@@ -27,12 +27,19 @@ const (
 func (g *generation) decode(ctx context.Context) error {
 	ta := time.Now()
 	lay := g.text.layout
-	// The decoder's first frames come after its first window, seconds in:
-	// until then the plan's estimate is the ETA.
+	// The decoder's first frames come after the soundtrack and its first
+	// window, seconds in: until then the plan's estimate is the ETA. After,
+	// the frames' own pace is, timed from the video decoder's start, as the
+	// soundtrack's seconds are behind it (counted in, the demo's first
+	// frame promised five minutes more).
+	var tv time.Time
 	report := func(frames int) {
 		el := time.Since(ta)
-		g.sink(Event{Phase: PhaseDecode, Step: frames, Total: lay.Frames, Elapsed: el,
-			ETA: phaseETA(g.estimated(PhaseDecode), float64(frames)/float64(lay.Frames), el)})
+		eta := phaseETA(g.estimated(PhaseDecode), 0, el)
+		if frames > 0 {
+			eta = phaseETA(0, float64(frames)/float64(lay.Frames), time.Since(tv))
+		}
+		g.sink(Event{Phase: PhaseDecode, Step: frames, Total: lay.Frames, Elapsed: el, ETA: eta})
 	}
 	report(0)
 	sound, err := g.decodeAudio(ctx)
@@ -63,8 +70,8 @@ func (g *generation) decode(ctx context.Context) error {
 	}
 	z := vae.Latent{C: g.latent[0], T: g.latent[1], H: g.latent[2], W: g.latent[3], Data: g.video}
 	px := Pixels{Width: c.Width, Height: c.Height, RGB: make([]byte, 3*c.Width*c.Height)}
-	t0 := time.Now()
-	defer g.timePart("video-vae-decode", t0)
+	tv = time.Now()
+	defer g.timePart("video-vae-decode", tv)
 	return dec.Decode(ctx, z, func(t int, frame []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err

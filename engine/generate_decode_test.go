@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"h3studio/engine/arch"
 	"h3studio/engine/ggml"
@@ -62,5 +64,36 @@ func TestVideoDecodeOptionsFollowPlan(t *testing.T) {
 			t.Errorf("%g GB: budget %d (phase scratch %d), tile %d needing %d B; want the phase's budget and the largest tile within it",
 				c.gb, o.MemoryBudget, scratch, ts, vae.TileBytes(cfg, ts))
 		}
+	}
+}
+
+// slowBegin is a recorder whose Begin takes a second, as a long
+// soundtrack decode does before the first frame.
+type slowBegin struct{ recorder }
+
+func (s *slowBegin) Begin(w, h, frames int, a Audio) error {
+	time.Sleep(time.Second)
+	return s.recorder.Begin(w, h, frames, a)
+}
+
+// TestDecodeETAFromFramePace: once frames come, the decode's ETA is their
+// pace, not the phase's seconds so far spread over them. Counted from the
+// phase's start, the second spent before the first frame made the 22-frame
+// clip's first ETA at least 21 s (the demo's soundtrack promised five
+// minutes after its first frame).
+func TestDecodeETAFromFramePace(t *testing.T) {
+	e := openTiny(t)
+	p := tinyPlan(t, e, plan.Request{Prompt: "a red fox", Steps: 1})
+	var first time.Duration
+	_, err := e.Generate(context.Background(), Request{Seed: 3, Output: &slowBegin{}}, p, func(ev Event) {
+		if ev.Phase == PhaseDecode && ev.Kind == EventProgress && ev.Step == 1 {
+			first = ev.ETA
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first <= 0 || first > 10*time.Second {
+		t.Errorf("ETA at the first of 22 frames %v, want the frames' own pace (a few seconds at most)", first)
 	}
 }
