@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"h3studio/app"
 	_ "h3studio/locale" // before Fyne's lang init reads the locale: see the package doc
@@ -49,9 +50,24 @@ func runGUI(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if noDisplay() {
+		fmt.Fprintf(os.Stderr, "h3studio: no display found (DISPLAY and WAYLAND_DISPLAY are unset): open the window on a desktop, or render headless: %s render -p \"a red circle moves right on a navy background\" -o clip.mp4\n", filepath.Base(os.Args[0]))
+		return 2
+	}
 	if err := ui.Run(ui.Options{QuitAfter: *quitAfter}); err != nil {
 		fmt.Fprintln(os.Stderr, "h3studio:", err)
 		return 1
 	}
 	return 0
+}
+
+// noDisplay reports a Linux or BSD session with neither X11 nor Wayland,
+// where GLFW panics on the window's first cursor and would print a Go
+// stack trace instead of a sentence.
+func noDisplay() bool {
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		return false
+	}
+	return os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == ""
 }
