@@ -16,8 +16,10 @@ import (
 // The done-when: a request with 5 pictures, a 3 s clip and a wav
 // finishes within ±50 % of the plan's estimate on its first render (priced
 // by the calibration) and within ±25 % on its second (refined by the
-// first's history entry). References use ComfyUI's sizing (match, source)
-// so the test runs in minutes on a 2-core CPU.
+// first's history entry). The request is the built-in demo model's, at
+// its own canvas and length, as a first render naming no model is; the
+// calibration measures the same model. References use ComfyUI's sizing
+// (match, source) so the test runs in minutes on a 2-core CPU.
 func TestLongEstimateWithinTolerance(t *testing.T) {
 	rd := newRenderer(t)
 	rd.CacheDir, rd.HistoryDir = t.TempDir(), t.TempDir()
@@ -59,7 +61,7 @@ func longEstimateRequest(t *testing.T) Request {
 	fx := fixtures(t)
 	dir := t.TempDir()
 	r := tinyRequest(t, "estimate.mp4")
-	r.Width, r.Height, r.Frames = 128, 128, 56
+	r.Model, r.Width, r.Height, r.Frames, r.Steps = DemoModel, 0, 0, 0, 0
 	for i := range 5 {
 		p := filepath.Join(dir, fmt.Sprintf("p%d.png", i+1))
 		ffmpeg(t, "-f", "lavfi", "-i", fmt.Sprintf("testsrc=size=640x480:rate=%d", i+1), "-frames:v", "1", p)
