@@ -16,9 +16,8 @@ import (
 const (
 	// DemoModel is the built-in demo model (models/demo), the default.
 	DemoModel = "demo"
-	// TinyModel is the generated random-weight tiny model: the tests' and
-	// the calibration's model, whose cost does not change when the demo
-	// model is retrained.
+	// TinyModel is the generated random-weight tiny model: the tests'
+	// model, whose cost does not change when the demo model is retrained.
 	TinyModel = "tiny"
 )
 

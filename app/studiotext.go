@@ -98,8 +98,7 @@ func LoRAChangedText(coverage string) string {
 const (
 	// DemoModelText is the model used when no folder is chosen.
 	DemoModelText = "built-in demo model"
-	// TinyModelText is the random-weight model tests and the calibration
-	// use.
+	// TinyModelText is the random-weight model the tests use.
 	TinyModelText = "tiny random model"
 	// NoModelFolderText is the Settings model field's placeholder.
 	NoModelFolderText = "empty: the " + DemoModelText
