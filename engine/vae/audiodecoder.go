@@ -44,7 +44,7 @@ func (a *aaSnake) forward(g *ggml.Graph, x *ggml.Tensor) *ggml.Tensor {
 	n, c, b := x.Ne(0), x.Ne(1), x.Ne(2)
 	nb := (n + firBlock - 1) / firBlock
 	up := blockFIR(g, a.Up, blockRows(g, x, upPad, upPad, firBlock, nb)) // phases interleaved
-	s := g.Add(up, g.Mul(g.Sqr(g.Sin(g.Mul(up, perBlock(g, a.Alpha, b, nb)))), perBlock(g, a.InvBeta, b, nb)))
+	s := g.Snake(up, perBlock(g, a.Alpha, b, nb), perBlock(g, a.InvBeta, b, nb))
 	s = blockSamples(g, s, audioResampling*n, c, b, nb)
 	y := blockFIR(g, a.Down, blockRows(g, s, downPadLeft, downPadRite, audioResampling*firBlock, nb))
 	return g.Cont(blockSamples(g, y, n, c, b, nb))

@@ -17,18 +17,15 @@ import (
 func TestAntiAliasedSnakeLengths(t *testing.T) {
 	const c = 3
 	r := rand.New(rand.NewPCG(7, 1))
-	m := newMemSource()
-	m.add(r, "act.alpha", 0.3, 0, c)
-	m.add(r, "act.beta", 0.3, 0, c)
-	m.add(r, "upsample.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
-	m.add(r, "downsample.lowpass.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+	m := snakeWeights(r, c)
+	act := aaSnake{c: c}
 	b := cpuBackend(t)
+	ws, err := loadNet(b, m, &act, ggml.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Free()
 	for _, n := range []int{1, 2, 5, firBlock - 1, firBlock, firBlock + 1, 3*firBlock + 7} {
-		act := aaSnake{c: c}
-		ws, err := loadNet(b, m, &act, ggml.F32)
-		if err != nil {
-			t.Fatal(err)
-		}
 		g := b.NewGraph(0)
 		x := make([]float32, n*c*stereo)
 		for i := range x {
@@ -55,8 +52,18 @@ func TestAntiAliasedSnakeLengths(t *testing.T) {
 			t.Errorf("%d samples a row: rel L2 %.3g against the reference's resampling", n, rel)
 		}
 		g.Free()
-		ws.Free()
 	}
+}
+
+// snakeWeights are random weights of one anti-aliased activation over c
+// channels, under the checkpoint's names.
+func snakeWeights(r *rand.Rand, c int64) *memSource {
+	m := newMemSource()
+	m.add(r, "act.alpha", 0.3, 0, c)
+	m.add(r, "act.beta", 0.3, 0, c)
+	m.add(r, "upsample.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+	m.add(r, "downsample.lowpass.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+	return m
 }
 
 // refAntiAliasedSnake is Activation1d(SnakeBeta) on one row in float64,
@@ -103,11 +110,7 @@ func refAntiAliasedSnake(x []float32, m *memSource, ch int) []float64 {
 func BenchmarkAntiAliasedSnake(b *testing.B) {
 	const n, c = 75200, 8
 	r := rand.New(rand.NewPCG(7, 2))
-	m := newMemSource()
-	m.add(r, "act.alpha", 0.3, 0, c)
-	m.add(r, "act.beta", 0.3, 0, c)
-	m.add(r, "upsample.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
-	m.add(r, "downsample.lowpass.filter", 0.1, 0.08, 1, 1, audioFilterTaps)
+	m := snakeWeights(r, c)
 	be, err := ggml.NewBackend(ggml.BackendOptions{Device: ggml.DeviceCPU})
 	if err != nil {
 		b.Skip(err)
@@ -167,13 +170,9 @@ func BenchmarkAntiAliasedSnake(b *testing.B) {
 	}
 }
 
-// replicateRows pads rows of x [L, C, B] with copies of their edges (the
-// reference formulation's padding).
+// replicateRows pads rows of x [L, C, B] with exactly left and right
+// copies of their edges, as the convolutions want: blockRows with blocks
+// of one sample, so its tail is the right copies alone.
 func replicateRows(g *ggml.Graph, x *ggml.Tensor, left, right int) *ggml.Tensor {
-	col := func(i int) *ggml.Tensor {
-		return g.View(x, i*x.Nb(0), []int{1, x.Ne(1), x.Ne(2)}, []int{x.Nb(1), x.Nb(2)})
-	}
-	first, last := col(0), col(x.Ne(0)-1)
-	x = g.Concat(g.Add(g.Zeros(ggml.F32, left, x.Ne(1), x.Ne(2)), first), x, 0)
-	return g.Concat(x, g.Add(g.Zeros(ggml.F32, right, x.Ne(1), x.Ne(2)), last), 0)
+	return blockRows(g, x, left, right, 1, left+x.Ne(0)+right-1)
 }
